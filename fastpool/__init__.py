@@ -1,0 +1,10 @@
+"""fastpool: Numba-JIT CPU kernels for the ONNX max-pooling operators.
+
+Importing fastpool compiles nothing: each kernel compiles on its first use and is cached on
+disk, so later processes load it instead.
+"""
+
+from fastpool._api import global_lp_pool, global_max_pool, max_pool, pool_output_shape
+
+__all__ = ["global_lp_pool", "global_max_pool", "max_pool", "pool_output_shape"]
+__version__ = "0.1.0"

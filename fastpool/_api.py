@@ -1,0 +1,288 @@
+"""The public functions: check the call, resolve the geometry once, pick a kernel."""
+
+from __future__ import annotations
+
+import numbers
+from typing import Literal, Sequence, Union
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from fastpool import _lp_kernels, _max_kernels
+from fastpool._attrs import (
+    Geometry,
+    check_auto_pad,
+    check_flag,
+    check_layout,
+    check_rank,
+    int_tuple,
+    join_shape,
+    resolve_geometry,
+    split_shape,
+)
+from fastpool._dtypes import EMPTY_TABLE, float32_table, prepare
+
+IntList = Union[Sequence[int], np.ndarray]
+Layout = Literal["NCHW", "NHWC"]
+
+# Stands in for the Indices output when it is not wanted (same numba type as a real one).
+_NO_INDICES = {rank: np.empty((0,) * rank, dtype=np.int64) for rank in (2, 3)}
+
+
+def _geometry(shape, layout, kernel_shape, auto_pad, ceil_mode, dilations, pads, strides):
+    check_rank(shape, layout)
+    if kernel_shape is None:
+        raise ValueError("kernel_shape is required")
+    return resolve_geometry(
+        split_shape(shape, layout)[2],
+        int_tuple("kernel_shape", kernel_shape, 1),
+        check_auto_pad(auto_pad),
+        check_flag("ceil_mode", ceil_mode),
+        int_tuple("dilations", dilations, 1),
+        int_tuple("pads", pads, 0),
+        int_tuple("strides", strides, 1),
+    )
+
+
+def pool_output_shape(
+    input_shape: IntList,
+    kernel_shape: IntList,
+    *,
+    auto_pad: str | bytes = "NOTSET",
+    ceil_mode: int = 0,
+    dilations: IntList | None = None,
+    pads: IntList | None = None,
+    strides: IntList | None = None,
+    layout: Layout = "NCHW",
+) -> tuple:
+    """Shape of MaxPool's outputs (Y and Indices) for an input shape.
+
+    Parameters
+    ----------
+    input_shape : sequence of int
+        ``(N, C, D1, ..., Dn)`` for ``layout="NCHW"``, ``(N, D1, ..., Dn, C)`` for ``"NHWC"``.
+    kernel_shape, auto_pad, ceil_mode, dilations, pads, strides, layout
+        As for :func:`max_pool`.
+
+    Returns
+    -------
+    tuple of int
+        The output shape, in the input's layout. An axis whose windows do not fit is 0.
+
+    Raises
+    ------
+    ValueError
+        For a bad attribute or input shape, naming it.
+    """
+    layout = check_layout(layout)
+    shape = int_tuple("input_shape", input_shape, 0)
+    if shape is None:
+        raise ValueError("input_shape is required")
+    geometry = _geometry(shape, layout, kernel_shape, auto_pad, ceil_mode, dilations, pads, strides)
+    batch, channels, _ = split_shape(shape, layout)
+    return join_shape(batch, channels, geometry.output_spatial, layout)
+
+
+def max_pool(
+    X: ArrayLike,
+    kernel_shape: IntList,
+    *,
+    auto_pad: str | bytes = "NOTSET",
+    ceil_mode: int = 0,
+    dilations: IntList | None = None,
+    pads: IntList | None = None,
+    storage_order: int = 0,
+    strides: IntList | None = None,
+    return_indices: bool = False,
+    layout: Layout = "NCHW",
+) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
+    """ONNX MaxPool, with its optional Indices output.
+
+    Parameters
+    ----------
+    X : array_like
+        ``(N, C, D1, ..., Dn)`` (``layout="NCHW"``) or ``(N, D1, ..., Dn, C)`` (``"NHWC"``),
+        n >= 1, of dtype float16, float32, float64, bfloat16, int8 or uint8.
+    kernel_shape : sequence of int
+        Window size along each spatial axis.
+    auto_pad : {"NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"}
+        Automatic padding; "NOTSET" uses ``pads``.
+    ceil_mode : {0, 1}
+        Round the output size up instead of down (a window may not start in the end padding).
+    dilations, strides : sequence of int, optional
+        Per spatial axis; default all 1.
+    pads : sequence of int, optional
+        ``[x1_begin, x2_begin, ..., x1_end, x2_end, ...]``; default all 0. Padding is never
+        compared: it only shifts the windows.
+    storage_order : {0, 1}
+        Indices over the spatial axes in row-major (0) or column-major (1) order. NCHW only.
+    return_indices : bool
+        Also return the Indices output.
+    layout : {"NCHW", "NHWC"}
+        Channels first or channels last; the outputs have the input's layout.
+
+    Returns
+    -------
+    Y : ndarray
+        The window maxima, dtype of ``X``. A NaN in a window gives NaN; a window with no input
+        tap gives the dtype's lowest value.
+    Indices : ndarray of int64
+        Only with ``return_indices=True``: the flat index into ``X`` of each maximum (the first
+        one in row-major window order; the first NaN), or -1 for a window with no input tap.
+
+    Raises
+    ------
+    ValueError
+        For a bad attribute value or input shape, naming it.
+    TypeError
+        For an unsupported dtype.
+    """
+    layout = check_layout(layout)
+    array, data, storage = prepare(X, "MaxPool")
+    storage_order = check_flag("storage_order", storage_order)
+    geometry = _geometry(
+        array.shape, layout, kernel_shape, auto_pad, ceil_mode, dilations, pads, strides
+    )
+    if storage_order and layout == "NHWC":
+        raise ValueError("storage_order must be 0 with layout 'NHWC', got 1")
+    batch, channels, _ = split_shape(array.shape, layout)
+    out_shape = join_shape(batch, channels, geometry.output_spatial, layout)
+    y = np.empty(out_shape, dtype=array.dtype)
+    indices = np.empty(out_shape, dtype=np.int64) if return_indices else None
+    if y.size:
+        _run_max_pool(data, y.view(data.dtype), indices, geometry, layout, storage_order, storage)
+    return (y, indices) if return_indices else y
+
+
+def _run_max_pool(data, y, indices, geometry: Geometry, layout, storage_order, storage):
+    arrays = geometry.arrays
+    want_indices = indices is not None
+    batch, channels, spatial = split_shape(data.shape, layout)
+    plane_size = int(np.prod(spatial))
+    out_size = int(np.prod(geometry.output_spatial))
+    if layout == "NHWC":
+        shape_in, shape_out = (batch, plane_size, channels), (batch, out_size, channels)
+        _max_kernels.max_pool_nhwc(
+            data.reshape(shape_in), y.reshape(shape_out),
+            indices.reshape(shape_out) if want_indices else _NO_INDICES[3], want_indices,
+            arrays.in_shape, arrays.out_shape, arrays.strides, arrays.dilations,
+            arrays.pads_begin, arrays.tap_lo, arrays.tap_hi, arrays.kernel_size,
+            storage.inf_bits, storage.fill,
+        )
+        return
+    index_strides = arrays.column_major if storage_order else arrays.row_major
+    planes = batch * channels
+    if len(spatial) == 2:
+        shape_out = (planes, *geometry.output_spatial)
+        _max_kernels.max_pool_2d(
+            data.reshape(planes, *spatial), y.reshape(shape_out),
+            indices.reshape(shape_out) if want_indices else _NO_INDICES[3], want_indices,
+            arrays.strides, arrays.dilations, arrays.pads_begin, arrays.tap_lo, arrays.tap_hi,
+            index_strides, storage.inf_bits, storage.fill,
+        )
+        return
+    _max_kernels.max_pool_nd(
+        data.reshape(planes, plane_size), y.reshape(planes, out_size),
+        indices.reshape(planes, out_size) if want_indices else _NO_INDICES[2], want_indices,
+        arrays.in_shape, arrays.out_shape, arrays.strides, arrays.dilations, arrays.pads_begin,
+        arrays.tap_lo, arrays.tap_hi, index_strides, arrays.kernel_size,
+        storage.inf_bits, storage.fill,
+    )
+
+
+def _global_shapes(array: np.ndarray, layout: str):
+    """(kernel input shape, kernel output shape, output shape) of a global pooling call."""
+    check_rank(array.shape, layout)
+    batch, channels, spatial = split_shape(array.shape, layout)
+    plane_size = int(np.prod(spatial))
+    out_shape = join_shape(batch, channels, (1,) * len(spatial), layout)
+    if layout == "NCHW":
+        return (batch * channels, plane_size), (batch * channels,), out_shape
+    return (batch, plane_size, channels), (batch, channels), out_shape
+
+
+def global_max_pool(X: ArrayLike, *, layout: Layout = "NCHW") -> np.ndarray:
+    """ONNX GlobalMaxPool: the maximum over all spatial axes, keeping them as size 1.
+
+    Parameters
+    ----------
+    X : array_like
+        ``(N, C, D1, ..., Dn)`` or, with ``layout="NHWC"``, ``(N, D1, ..., Dn, C)``; n >= 1;
+        dtype float16, float32, float64, bfloat16, int8 or uint8.
+    layout : {"NCHW", "NHWC"}
+        Channels first or channels last.
+
+    Returns
+    -------
+    ndarray
+        ``(N, C, 1, ..., 1)`` or ``(N, 1, ..., 1, C)``, dtype of ``X``. NaN propagates; an
+        empty spatial extent gives the dtype's lowest value.
+
+    Raises
+    ------
+    ValueError
+        For an input of fewer than 3 dimensions or an unknown layout.
+    TypeError
+        For an unsupported dtype.
+    """
+    layout = check_layout(layout)
+    array, data, storage = prepare(X, "GlobalMaxPool")
+    shape_in, shape_out, out_shape = _global_shapes(array, layout)
+    y = np.empty(out_shape, dtype=array.dtype)
+    if y.size:
+        kernel = (
+            _max_kernels.global_max_nchw if layout == "NCHW" else _max_kernels.global_max_nhwc
+        )
+        kernel(data.reshape(shape_in), y.view(data.dtype).reshape(shape_out),
+               storage.inf_bits, storage.fill)
+    return y
+
+
+def _check_p(p) -> float:
+    if (
+        isinstance(p, (bool, np.bool_))
+        or not isinstance(p, numbers.Real)
+        or not np.isfinite(p)
+        or p <= 0
+    ):
+        raise ValueError(f"p must be a positive finite number, got {p!r}")
+    return float(p)
+
+
+def global_lp_pool(X: ArrayLike, p: float = 2, *, layout: Layout = "NCHW") -> np.ndarray:
+    """ONNX GlobalLpPool: ``(sum |x|^p) ** (1/p)`` over all spatial axes, kept as size 1.
+
+    Parameters
+    ----------
+    X : array_like
+        ``(N, C, D1, ..., Dn)`` or, with ``layout="NHWC"``, ``(N, D1, ..., Dn, C)``; n >= 1;
+        dtype float16, float32, float64 or bfloat16.
+    p : int or float
+        The order of the norm, any positive finite number (default 2).
+    layout : {"NCHW", "NHWC"}
+        Channels first or channels last.
+
+    Returns
+    -------
+    ndarray
+        ``(N, C, 1, ..., 1)`` or ``(N, 1, ..., 1, C)``, dtype of ``X``. Accumulated in float64
+        and rescaled when needed, so the result is finite whenever the true value fits the
+        dtype. NaN propagates; an empty spatial extent gives 0.
+
+    Raises
+    ------
+    ValueError
+        For a bad ``p``, an input of fewer than 3 dimensions or an unknown layout.
+    TypeError
+        For an unsupported dtype (integers included).
+    """
+    layout = check_layout(layout)
+    p = _check_p(p)
+    array, data, storage = prepare(X, "GlobalLpPool", floats_only=True)
+    shape_in, shape_out, out_shape = _global_shapes(array, layout)
+    result = np.empty(shape_out, dtype=np.float64)
+    if result.size:
+        table = float32_table(array.dtype) if storage.inf_bits else EMPTY_TABLE
+        kernel = _lp_kernels.global_lp_nchw if layout == "NCHW" else _lp_kernels.global_lp_nhwc
+        kernel(data.reshape(shape_in), result, p, table)
+    return result.astype(array.dtype).reshape(out_shape)

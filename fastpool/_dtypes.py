@@ -1,0 +1,75 @@
+"""Input dtypes: which are accepted, and how each is handed to the kernels."""
+
+from __future__ import annotations
+
+import functools
+from typing import NamedTuple
+
+import numpy as np
+
+from fastpool._ordering import BFLOAT16_INF_BITS, FLOAT16_INF_BITS
+
+MAX_POOL_DTYPES = "float16, float32, float64, bfloat16, int8, uint8"
+LP_POOL_DTYPES = "float16, float32, float64, bfloat16"
+
+
+class Storage(NamedTuple):
+    """How a dtype is stored for the kernels."""
+
+    kernel_dtype: np.dtype  # the dtype the kernels see (uint16 for 16-bit floats)
+    inf_bits: int  # magnitude bits of +inf for 16-bit floats, else 0
+    fill: object  # the dtype's lowest value, in kernel_dtype: output of a window with no tap
+    is_float: bool
+
+
+def is_bfloat16(dtype: np.dtype) -> bool:
+    # ml_dtypes' bfloat16, recognised without importing ml_dtypes.
+    return dtype.name == "bfloat16" and dtype.itemsize == 2
+
+
+@functools.lru_cache(maxsize=None)
+def _storage(dtype: np.dtype) -> Storage | None:
+    if dtype in (np.dtype(np.float32), np.dtype(np.float64)):
+        return Storage(dtype, 0, dtype.type(-np.inf), True)
+    if dtype in (np.dtype(np.int8), np.dtype(np.uint8)):
+        return Storage(dtype, 0, dtype.type(np.iinfo(dtype).min), False)
+    if dtype == np.dtype(np.float16):
+        return Storage(np.dtype(np.uint16), FLOAT16_INF_BITS, np.uint16(0xFC00), True)
+    if is_bfloat16(dtype):
+        return Storage(np.dtype(np.uint16), BFLOAT16_INF_BITS, np.uint16(0xFF80), True)
+    return None
+
+
+def prepare(x, op: str, floats_only: bool = False) -> tuple[np.ndarray, np.ndarray, Storage]:
+    """Return (array, kernel view, storage) for an input, or raise TypeError.
+
+    ``array`` is a native-byte-order C-contiguous array with the input's values (the input
+    itself when it already is one, never modified); the view is what the kernels read.
+    """
+    array = np.asarray(x)
+    dtype = array.dtype
+    if not dtype.isnative and dtype.kind in "fiu":
+        dtype = dtype.newbyteorder("=")
+    storage = _storage(dtype)
+    if storage is None or (floats_only and not storage.is_float):
+        accepted = LP_POOL_DTYPES if floats_only else MAX_POOL_DTYPES
+        raise TypeError(f"{op} does not support dtype {array.dtype}; supported: {accepted}")
+    # A copy only when the kernels cannot read the input as it is.
+    array = np.ascontiguousarray(array, dtype=dtype)
+    view = array.view(storage.kernel_dtype) if storage.kernel_dtype != dtype else array
+    return array, view, storage
+
+
+@functools.lru_cache(maxsize=None)
+def float32_table(dtype: np.dtype) -> np.ndarray:
+    """The float32 value of every 16-bit pattern of a 16-bit float dtype."""
+    bits = np.arange(1 << 16, dtype=np.uint32)
+    if dtype == np.dtype(np.float16):
+        table = bits.astype(np.uint16).view(np.float16).astype(np.float32)
+    else:  # bfloat16: the high half of a float32
+        table = (bits << 16).view(np.float32)
+    table.flags.writeable = False
+    return table
+
+
+EMPTY_TABLE = np.zeros(1, dtype=np.float32)

@@ -1,0 +1,83 @@
+"""How the kernels compare and decode one element, per storage type.
+
+Kernels see float32, float64, int8 and uint8 arrays as they are. float16 and bfloat16 arrive
+as their uint16 bit patterns (numba has no 16-bit float arithmetic on the CPU). Both formats
+put the sign in bit 15 and order the magnitude bits like an integer, so
+``key = +magnitude`` or ``-magnitude`` is an exact, order-preserving integer key in which
+-0.0 and +0.0 tie, and a bit pattern is NaN when its magnitude exceeds that of infinity
+(``inf_bits``: 0x7C00 for float16, 0x7F80 for bfloat16).
+
+The helpers are numba overloads so that one kernel body serves every storage type; for the
+native types they reduce to the plain value and ``v != v``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import types
+from numba.core.extending import overload, register_jitable
+
+FLOAT16_INF_BITS = 0x7C00
+BFLOAT16_INF_BITS = 0x7F80
+
+
+def _is_bits16(value_type) -> bool:
+    return isinstance(value_type, types.Integer) and value_type.bitwidth == 16
+
+
+def order_key(value, inf_bits):
+    """Exact ordering key of an element (Python stub; the kernels use the overload)."""
+    raise NotImplementedError
+
+
+def is_nan(value, inf_bits):
+    """Whether an element is NaN (Python stub; the kernels use the overload)."""
+    raise NotImplementedError
+
+
+def to_float(value, lut):
+    """An element as a float (Python stub; the kernels use the overload)."""
+    raise NotImplementedError
+
+
+@overload(order_key, inline="always")
+def _order_key(value, inf_bits):
+    if _is_bits16(value):
+
+        def key_bits16(value, inf_bits):
+            magnitude = np.int32(value & 0x7FFF)
+            return -magnitude if value & 0x8000 else magnitude
+
+        return key_bits16
+    return lambda value, inf_bits: value
+
+
+@overload(is_nan, inline="always")
+def _is_nan(value, inf_bits):
+    if _is_bits16(value):
+        return lambda value, inf_bits: (value & 0x7FFF) > inf_bits
+    if isinstance(value, types.Integer):
+        return lambda value, inf_bits: False
+    return lambda value, inf_bits: value != value
+
+
+@overload(to_float, inline="always")
+def _to_float(value, lut):
+    if _is_bits16(value):
+        # lut: the 65536 float32 values of the 16-bit format, made once per format.
+        return lambda value, lut: np.float64(lut[value])
+    return lambda value, lut: np.float64(value)
+
+
+@register_jitable(inline="always")
+def replaces(value, best, inf_bits):
+    """Whether ``value``, met after ``best`` in scan order, becomes the window's maximum.
+
+    A NaN best is final (the first NaN wins); a NaN value beats any number; otherwise only a
+    strictly greater value replaces, so the first of equal maxima is kept.
+    """
+    if is_nan(best, inf_bits):
+        return False
+    if is_nan(value, inf_bits):
+        return True
+    return order_key(value, inf_bits) > order_key(best, inf_bits)
