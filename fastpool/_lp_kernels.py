@@ -18,7 +18,7 @@ from fastpool._ordering import to_float
 _SMALLEST_SAFE_SUM = 1e-280
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _power(magnitude, p):
     if p == 2.0:
         return magnitude * magnitude

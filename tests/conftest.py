@@ -1,0 +1,60 @@
+"""Shared test helpers: the dtypes, awkward input arrays, and exact comparison."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
+FLOAT_DTYPES = [np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64), BFLOAT16]
+INT_DTYPES = [np.dtype(np.int8), np.dtype(np.uint8)]
+ALL_DTYPES = FLOAT_DTYPES + INT_DTYPES
+DTYPE_IDS = [d.name for d in ALL_DTYPES]
+
+
+def make_input(shape, dtype, seed=0, specials=True):
+    """Seeded data with many ties; floats also get -0.0/+0.0, +-inf and NaN when asked."""
+    rng = np.random.default_rng(seed)
+    dtype = np.dtype(dtype)
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        pool = np.array([info.min, info.min + 1, -3, -1, 0, 1, 2, 5, info.max], dtype=np.int64)
+        pool = pool[(pool >= info.min) & (pool <= info.max)]
+        data = rng.choice(pool, size=shape)
+        if rng.random() < 0.5:  # also plain wide-range data
+            data = rng.integers(info.min, int(info.max) + 1, size=shape)
+        return data.astype(dtype)
+    pool = [-2.5, -1.0, -0.0, 0.0, 0.5, 1.0, 1.0, 3.25, 7.0]
+    if specials:
+        pool += [np.inf, -np.inf, np.nan]
+    data = rng.choice(np.array(pool), size=shape)
+    if specials and data.size:
+        # keep NaN rare enough that most windows hold none
+        nan = np.isnan(data)
+        data[nan & (rng.random(shape) < 0.7)] = 2.0
+    return data.astype(np.float32).astype(dtype)
+
+
+def bits(a: np.ndarray) -> np.ndarray:
+    """The raw bits of an array, for exact comparison (NaN payloads and -0.0 included)."""
+    a = np.ascontiguousarray(a)
+    return a.view(f"u{a.dtype.itemsize}") if a.dtype.itemsize > 1 else a.view(np.uint8)
+
+
+def assert_identical(actual, expected):
+    """Same dtype, shape and bits."""
+    assert actual.dtype == expected.dtype, (actual.dtype, expected.dtype)
+    assert actual.shape == expected.shape, (actual.shape, expected.shape)
+    mismatch = bits(actual) != bits(expected)
+    if mismatch.any():
+        where = np.argwhere(mismatch)[:5]
+        raise AssertionError(
+            f"{int(mismatch.sum())} of {actual.size} elements differ, e.g. at {where.tolist()}: "
+            f"got {actual[tuple(where.T)]}, expected {expected[tuple(where.T)]}"
+        )
+
+
+@pytest.fixture(params=ALL_DTYPES, ids=DTYPE_IDS)
+def dtype(request):
+    return request.param

@@ -1,0 +1,148 @@
+"""MaxPool against the reference: every kernel path x dtype x layout x indices mode."""
+
+from __future__ import annotations
+
+import zlib
+
+import numpy as np
+import pytest
+from conftest import ALL_DTYPES, DTYPE_IDS, assert_identical, make_input
+from reference import ref_max_pool
+
+import fastpool
+
+# Which kernel a case exercises: (layout, spatial shape). NCHW with 2 spatial axes runs the
+# 2-D kernel, other NCHW ranks the N-D kernel, NHWC the channels-last kernel.
+PATHS = {
+    "2d-nchw": ("NCHW", (6, 7)),
+    "1d-nchw": ("NCHW", (9,)),
+    "3d-nchw": ("NCHW", (4, 5, 3)),
+    "4d-nchw": ("NCHW", (3, 4, 2, 3)),
+    "1d-nhwc": ("NHWC", (9,)),
+    "2d-nhwc": ("NHWC", (6, 7)),
+    "3d-nhwc": ("NHWC", (4, 5, 3)),
+}
+
+
+def attribute_cases(rank):
+    r = rank
+    return {
+        "kernel2": dict(kernel_shape=[2] * r),
+        "k3-s2-p1": dict(kernel_shape=[3] * r, strides=[2] * r, pads=[1] * (2 * r)),
+        "asymmetric-pads": dict(kernel_shape=[3] * r, pads=[0] * r + [2] * r),
+        "asymmetric-pads2": dict(kernel_shape=[2] * r, strides=[2] * r, pads=[1] * r + [0] * r),
+        "dilation": dict(kernel_shape=[2] * r, dilations=[2] * r, pads=[1] * (2 * r)),
+        "ceil": dict(kernel_shape=[3] * r, strides=[2] * r, ceil_mode=1),
+        "ceil-pads": dict(kernel_shape=[2] * r, strides=[3] * r, pads=[1] * (2 * r), ceil_mode=1),
+        "same-upper": dict(kernel_shape=[3] * r, strides=[2] * r, auto_pad="SAME_UPPER"),
+        "same-lower-dilated": dict(kernel_shape=[2] * r, dilations=[2] * r, auto_pad="SAME_LOWER"),
+        "valid": dict(kernel_shape=[2] * r, strides=[2] * r, auto_pad="VALID"),
+        "pads-beyond-kernel": dict(kernel_shape=[2] * r, strides=[2] * r, pads=[3] * (2 * r)),
+        "kernel-larger-than-input": dict(kernel_shape=[10] * r),
+        "big-stride": dict(kernel_shape=[1] * r, strides=[11] * r),
+        "mixed": dict(
+            kernel_shape=[1 + i % 3 for i in range(r)],
+            strides=[1 + (i + 1) % 2 for i in range(r)],
+            dilations=[1 + i % 2 for i in range(r)],
+            pads=[i % 2 for i in range(r)] + [1] * r,
+        ),
+    }
+
+
+CASES = [
+    pytest.param(path, name, id=f"{path}-{name}")
+    for path, (_, spatial) in PATHS.items()
+    for name in attribute_cases(len(spatial))
+]
+
+
+def input_shape(layout, spatial, batch=2, channels=3):
+    return (batch, channels, *spatial) if layout == "NCHW" else (batch, *spatial, channels)
+
+
+def check_against_reference(x, attrs, layout):
+    orders = (0, 1) if layout == "NCHW" else (0,)
+    for storage_order in orders:
+        expected_y, expected_i = ref_max_pool(x, layout=layout, storage_order=storage_order,
+                                              **attrs)
+        y, indices = fastpool.max_pool(x, layout=layout, storage_order=storage_order,
+                                       return_indices=True, **attrs)
+        assert_identical(y, expected_y)
+        assert_identical(indices, expected_i)
+    assert_identical(fastpool.max_pool(x, layout=layout, **attrs), expected_y)
+    assert fastpool.pool_output_shape(x.shape, layout=layout, **attrs) == expected_y.shape
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=DTYPE_IDS)
+@pytest.mark.parametrize(("path", "case"), CASES)
+def test_matches_reference(path, case, dtype):
+    layout, spatial = PATHS[path]
+    attrs = attribute_cases(len(spatial))[case]
+    x = make_input(input_shape(layout, spatial), dtype, seed=zlib.crc32(f"{path}{case}".encode()))
+    check_against_reference(x, attrs, layout)
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=DTYPE_IDS)
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("empty", ["batch", "channels", "spatial"])
+def test_empty_inputs(path, empty, dtype):
+    layout, spatial = PATHS[path]
+    batch, channels = (0, 3) if empty == "batch" else (2, 0) if empty == "channels" else (2, 3)
+    if empty == "spatial":
+        spatial = (0,) + spatial[1:]
+    x = make_input(input_shape(layout, spatial, batch, channels), dtype)
+    attrs = dict(kernel_shape=[2] * len(spatial), pads=[1] * (2 * len(spatial)))
+    check_against_reference(x, attrs, layout)
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_nan_first_in_scan_order_wins(path):
+    """A window with several NaNs (with distinct payloads) returns the first one's bits."""
+    layout, spatial = PATHS[path]
+    x = np.ones(input_shape(layout, spatial, 1, 2), dtype=np.float32)
+    payloads = np.array([0x7FC00001, 0x7FC00002, 0xFFC00003], dtype=np.uint32).view(np.float32)
+    flat = x.reshape(-1)
+    flat[[3, 7, 11]] = payloads
+    r = len(spatial)
+    attrs = dict(kernel_shape=[3] * r, pads=[1] * (2 * r))
+    check_against_reference(x, attrs, layout)
+    y, indices = fastpool.max_pool(x, layout=layout, return_indices=True, **attrs)
+    assert np.isnan(y).any()
+    nan_out = np.isnan(y)
+    assert np.isnan(x.reshape(-1)[indices[nan_out]]).all()
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_signed_zeros_tie_first_wins(path):
+    layout, spatial = PATHS[path]
+    for dtype in (np.float16, np.float32, np.float64, "bfloat16"):
+        x = np.zeros(input_shape(layout, spatial, 1, 2), dtype=np.float32)
+        x.reshape(-1)[::2] = -0.0
+        x = x.astype(np.dtype(dtype) if dtype != "bfloat16" else ALL_DTYPES[3])
+        check_against_reference(x, dict(kernel_shape=[2] * len(spatial)), layout)
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=DTYPE_IDS)
+def test_dtype_extremes(dtype):
+    """The dtype's lowest and highest values are ordinary values."""
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        low, high = info.min, info.max
+    else:
+        low, high = -np.inf, np.inf
+    x = np.full((1, 2, 4, 4), low, dtype=np.float64)
+    x[0, 1, 2, 3] = high
+    x = x.astype(dtype)
+    for layout in ("NCHW", "NHWC"):
+        data = x if layout == "NCHW" else np.ascontiguousarray(np.moveaxis(x, 1, -1))
+        check_against_reference(data, dict(kernel_shape=[2, 2], pads=[1, 1, 1, 1]), layout)
+
+
+def test_large_planes_many_threads():
+    """Enough work for every thread, on each path; values against the reference."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((2, 5, 33, 31)).astype(np.float32)
+    attrs = dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+    check_against_reference(x, attrs, "NCHW")
+    check_against_reference(np.ascontiguousarray(np.moveaxis(x, 1, -1)), attrs, "NHWC")
+    check_against_reference(x.reshape(2, 5, 33 * 31), dict(kernel_shape=[5], strides=[3]), "NCHW")
