@@ -45,8 +45,9 @@ def _order_key(value, inf_bits):
     if _is_bits16(value):
 
         def key_bits16(value, inf_bits):
+            # branch-free: +magnitude, or -magnitude when the sign bit is set
             magnitude = np.int32(value & 0x7FFF)
-            return -magnitude if value & 0x8000 else magnitude
+            return magnitude * (np.int32(1) - np.int32(2) * np.int32(value >> 15))
 
         return key_bits16
     return lambda value, inf_bits: value

@@ -1,0 +1,100 @@
+"""GlobalMaxPool and GlobalLpPool against the reference, both layouts, 1-D to 4-D."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import ALL_DTYPES, BFLOAT16, DTYPE_IDS, FLOAT_DTYPES, assert_identical, make_input
+from reference import ref_global_lp_pool, ref_global_max_pool
+
+import fastpool
+
+SPATIAL = [(7,), (4, 5), (3, 2, 4), (2, 3, 2, 2), (0, 3)]
+SPATIAL_IDS = ["1d", "2d", "3d", "4d", "empty-spatial"]
+
+
+def make(layout, spatial, dtype, seed=0, batch=2, channels=3, specials=True):
+    shape = (batch, channels, *spatial) if layout == "NCHW" else (batch, *spatial, channels)
+    return make_input(shape, dtype, seed=seed, specials=specials)
+
+
+@pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
+@pytest.mark.parametrize("spatial", SPATIAL, ids=SPATIAL_IDS)
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=DTYPE_IDS)
+def test_global_max_pool(layout, spatial, dtype):
+    for seed in range(3):
+        x = make(layout, spatial, dtype, seed)
+        assert_identical(fastpool.global_max_pool(x, layout=layout),
+                         ref_global_max_pool(x, layout))
+
+
+@pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
+def test_global_max_pool_empty_batch_and_channels(layout):
+    for batch, channels in ((0, 3), (2, 0)):
+        x = make(layout, (4, 4), np.float32, batch=batch, channels=channels)
+        y = fastpool.global_max_pool(x, layout=layout)
+        assert_identical(y, ref_global_max_pool(x, layout))
+
+
+def tolerance(dtype):
+    # The result is rounded once to the dtype; the reference rounds once too, but the two
+    # may straddle a rounding boundary: allow one unit in the last place.
+    return {np.dtype(np.float16): 1e-3, np.dtype(np.float32): 2e-7,
+            np.dtype(np.float64): 1e-14, BFLOAT16: 8e-3}[np.dtype(dtype)]
+
+
+def assert_close(actual, expected, dtype):
+    assert actual.dtype == expected.dtype and actual.shape == expected.shape
+    a = actual.astype(np.float64)
+    e = expected.astype(np.float64)
+    np.testing.assert_allclose(a, e, rtol=tolerance(dtype), atol=0)
+
+
+@pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
+@pytest.mark.parametrize("spatial", SPATIAL, ids=SPATIAL_IDS)
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=[d.name for d in FLOAT_DTYPES])
+@pytest.mark.parametrize("p", [2, 1, 3, 0.5, 2.5, 7])
+def test_global_lp_pool(layout, spatial, dtype, p):
+    for seed in range(2):
+        x = make(layout, spatial, dtype, seed, specials=seed == 1)
+        assert_close(fastpool.global_lp_pool(x, p, layout=layout),
+                     ref_global_lp_pool(x, p, layout), dtype)
+
+
+@pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=[d.name for d in FLOAT_DTYPES])
+@pytest.mark.parametrize("p", [1, 2, 3, 50])
+def test_global_lp_pool_overflow_and_underflow_safe(layout, dtype, p):
+    """Huge and tiny inputs whose norm is representable give finite, accurate results."""
+    info = np.finfo(np.float32 if dtype == BFLOAT16 else dtype)
+    for scale in (float(info.max) / 4, float(info.tiny) * 4, float(info.smallest_subnormal)):
+        x = np.full((1, 2, 3, 1), scale, dtype=np.float64)
+        x[0, 1] *= -0.5
+        x = x.astype(dtype)
+        if layout == "NHWC":
+            x = np.ascontiguousarray(np.moveaxis(x, 1, -1))
+        expected = ref_global_lp_pool(x, p, layout)
+        actual = fastpool.global_lp_pool(x, p, layout=layout)
+        assert np.isfinite(expected.astype(np.float64)).all()
+        assert_close(actual, expected, dtype)
+
+
+@pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
+def test_global_lp_pool_special_values(layout):
+    x = np.ones((1, 4, 3, 3), dtype=np.float32)
+    x[0, 0, 1, 1] = np.nan
+    x[0, 1, 0, 0] = np.inf
+    x[0, 2, 0, 0] = -np.inf
+    x[0, 2, 1, 0] = np.nan
+    x[0, 3] = 0.0
+    if layout == "NHWC":
+        x = np.ascontiguousarray(np.moveaxis(x, 1, -1))
+    y = fastpool.global_lp_pool(x, layout=layout).reshape(-1)
+    assert np.isnan(y[0]) and y[1] == np.inf and np.isnan(y[2]) and y[3] == 0.0
+
+
+def test_global_lp_pool_default_p_is_2():
+    x = make_input((2, 3, 4, 4), np.float64, specials=False)
+    assert_identical(fastpool.global_lp_pool(x), fastpool.global_lp_pool(x, 2))
+    np.testing.assert_allclose(fastpool.global_lp_pool(x)[..., 0, 0],
+                               np.sqrt((x * x).sum(axis=(2, 3))), rtol=1e-14)
