@@ -55,7 +55,7 @@ def prepare(x, op: str, floats_only: bool = False) -> tuple[np.ndarray, np.ndarr
         accepted = LP_POOL_DTYPES if floats_only else MAX_POOL_DTYPES
         raise TypeError(f"{op} does not support dtype {array.dtype}; supported: {accepted}")
     # A copy only when the kernels cannot read the input as it is.
-    array = np.ascontiguousarray(array, dtype=dtype)
+    array = np.asarray(array, dtype=dtype, order="C")
     view = array.view(storage.kernel_dtype) if storage.kernel_dtype != dtype else array
     return array, view, storage
 
