@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import numbers
-from typing import Literal, Sequence, Union
+from collections.abc import Sequence
+from typing import Literal, Union
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -22,7 +23,7 @@ from fastpool._attrs import (
 )
 from fastpool._dtypes import EMPTY_TABLE, float32_table, prepare
 
-IntList = Union[Sequence[int], np.ndarray]
+IntList = Union[Sequence[int], np.ndarray]  # noqa: UP007 (a runtime alias)
 Layout = Literal["NCHW", "NHWC"]
 
 # Stands in for the Indices output when it is not wanted (same numba type as a real one).
@@ -163,11 +164,20 @@ def _run_max_pool(data, y, indices, geometry: Geometry, layout, storage_order, s
     if layout == "NHWC":
         shape_in, shape_out = (batch, plane_size, channels), (batch, out_size, channels)
         _max_kernels.max_pool_nhwc(
-            data.reshape(shape_in), y.reshape(shape_out),
-            indices.reshape(shape_out) if want_indices else _NO_INDICES[3], want_indices,
-            arrays.in_shape, arrays.out_shape, arrays.strides, arrays.dilations,
-            arrays.pads_begin, arrays.tap_lo, arrays.tap_hi, arrays.kernel_size,
-            storage.inf_bits, storage.fill,
+            data.reshape(shape_in),
+            y.reshape(shape_out),
+            indices.reshape(shape_out) if want_indices else _NO_INDICES[3],
+            want_indices,
+            arrays.in_shape,
+            arrays.out_shape,
+            arrays.strides,
+            arrays.dilations,
+            arrays.pads_begin,
+            arrays.tap_lo,
+            arrays.tap_hi,
+            arrays.kernel_size,
+            storage.inf_bits,
+            storage.fill,
         )
         return
     index_strides = arrays.column_major if storage_order else arrays.row_major
@@ -175,18 +185,36 @@ def _run_max_pool(data, y, indices, geometry: Geometry, layout, storage_order, s
     if len(spatial) == 2:
         shape_out = (planes, *geometry.output_spatial)
         _max_kernels.max_pool_2d(
-            data.reshape(planes, *spatial), y.reshape(shape_out),
-            indices.reshape(shape_out) if want_indices else _NO_INDICES[3], want_indices,
-            arrays.strides, arrays.dilations, arrays.pads_begin, arrays.tap_lo, arrays.tap_hi,
-            index_strides, storage.inf_bits, storage.fill,
+            data.reshape(planes, *spatial),
+            y.reshape(shape_out),
+            indices.reshape(shape_out) if want_indices else _NO_INDICES[3],
+            want_indices,
+            arrays.strides,
+            arrays.dilations,
+            arrays.pads_begin,
+            arrays.tap_lo,
+            arrays.tap_hi,
+            index_strides,
+            storage.inf_bits,
+            storage.fill,
         )
         return
     _max_kernels.max_pool_nd(
-        data.reshape(planes, plane_size), y.reshape(planes, out_size),
-        indices.reshape(planes, out_size) if want_indices else _NO_INDICES[2], want_indices,
-        arrays.in_shape, arrays.out_shape, arrays.strides, arrays.dilations, arrays.pads_begin,
-        arrays.tap_lo, arrays.tap_hi, index_strides, arrays.kernel_size,
-        storage.inf_bits, storage.fill,
+        data.reshape(planes, plane_size),
+        y.reshape(planes, out_size),
+        indices.reshape(planes, out_size) if want_indices else _NO_INDICES[2],
+        want_indices,
+        arrays.in_shape,
+        arrays.out_shape,
+        arrays.strides,
+        arrays.dilations,
+        arrays.pads_begin,
+        arrays.tap_lo,
+        arrays.tap_hi,
+        index_strides,
+        arrays.kernel_size,
+        storage.inf_bits,
+        storage.fill,
     )
 
 
@@ -230,11 +258,13 @@ def global_max_pool(X: ArrayLike, *, layout: Layout = "NCHW") -> np.ndarray:
     shape_in, shape_out, out_shape = _global_shapes(array, layout)
     y = np.empty(out_shape, dtype=array.dtype)
     if y.size:
-        kernel = (
-            _max_kernels.global_max_nchw if layout == "NCHW" else _max_kernels.global_max_nhwc
+        kernel = _max_kernels.global_max_nchw if layout == "NCHW" else _max_kernels.global_max_nhwc
+        kernel(
+            data.reshape(shape_in),
+            y.view(data.dtype).reshape(shape_out),
+            storage.inf_bits,
+            storage.fill,
         )
-        kernel(data.reshape(shape_in), y.view(data.dtype).reshape(shape_out),
-               storage.inf_bits, storage.fill)
     return y
 
 

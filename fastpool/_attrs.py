@@ -187,34 +187,55 @@ def resolve_geometry(
     outs, begins, ends = [], [], []
     for i in range(rank):
         out, begin, end = _axis_output(
-            input_spatial[i], kernel[i], strides[i], dilations[i], pads[i], pads[rank + i],
-            auto_pad, ceil_mode,
+            input_spatial[i],
+            kernel[i],
+            strides[i],
+            dilations[i],
+            pads[i],
+            pads[rank + i],
+            auto_pad,
+            ceil_mode,
         )
         outs.append(out)
         begins.append(begin)
         ends.append(end)
-    width = max(outs + [1])
+    width = max([*outs, 1])
     tap_lo = np.zeros((rank, width), dtype=np.int64)
     tap_hi = np.zeros((rank, width), dtype=np.int64)
     for i in range(rank):
-        lo, hi = _tap_ranges(input_spatial[i], kernel[i], strides[i], dilations[i], begins[i], outs[i])
+        lo, hi = _tap_ranges(
+            input_spatial[i], kernel[i], strides[i], dilations[i], begins[i], outs[i]
+        )
         tap_lo[i, : outs[i]] = lo
         tap_hi[i, : outs[i]] = hi
-    row_major = np.cumprod((1,) + tuple(input_spatial[:0:-1]))[::-1]
-    column_major = np.cumprod((1,) + tuple(input_spatial[:-1]))
+    row_major = np.cumprod((1, *input_spatial[:0:-1]))[::-1]
+    column_major = np.cumprod((1, *input_spatial[:-1]))
     arrays = KernelGeometry(
         *(
             _frozen(np.array(values, dtype=np.int64))
             for values in (
-                input_spatial, outs, strides, dilations, begins, tap_lo, tap_hi,
-                row_major, column_major,
+                input_spatial,
+                outs,
+                strides,
+                dilations,
+                begins,
+                tap_lo,
+                tap_hi,
+                row_major,
+                column_major,
             )
         ),
         kernel_size=int(np.prod(kernel)),
     )
     return Geometry(
-        tuple(input_spatial), kernel, strides, dilations, tuple(begins), tuple(ends),
-        tuple(outs), arrays,
+        tuple(input_spatial),
+        kernel,
+        strides,
+        dilations,
+        tuple(begins),
+        tuple(ends),
+        tuple(outs),
+        arrays,
     )
 
 

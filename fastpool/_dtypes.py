@@ -27,7 +27,7 @@ def is_bfloat16(dtype: np.dtype) -> bool:
     return dtype.name == "bfloat16" and dtype.itemsize == 2
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _storage(dtype: np.dtype) -> Storage | None:
     if dtype in (np.dtype(np.float32), np.dtype(np.float64)):
         return Storage(dtype, 0, dtype.type(-np.inf), True)
@@ -60,7 +60,7 @@ def prepare(x, op: str, floats_only: bool = False) -> tuple[np.ndarray, np.ndarr
     return array, view, storage
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def float32_table(dtype: np.dtype) -> np.ndarray:
     """The float32 value of every 16-bit pattern of a 16-bit float dtype."""
     bits = np.arange(1 << 16, dtype=np.uint32)

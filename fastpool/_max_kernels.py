@@ -19,8 +19,20 @@ from fastpool._ordering import replaces
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def max_pool_2d(x, y, indices, want_indices, strides, dilations, pads_begin, tap_lo, tap_hi,
-                index_strides, inf_bits, fill):
+def max_pool_2d(
+    x,
+    y,
+    indices,
+    want_indices,
+    strides,
+    dilations,
+    pads_begin,
+    tap_lo,
+    tap_hi,
+    index_strides,
+    inf_bits,
+    fill,
+):
     """x (planes, H, W) -> y (planes, OH, OW); indices like y when want_indices."""
     planes, height, width = x.shape
     out_h, out_w = y.shape[1], y.shape[2]
@@ -58,8 +70,9 @@ def max_pool_2d(x, y, indices, want_indices, strides, dilations, pads_begin, tap
 
 
 @njit(cache=True, nogil=True)
-def _window_taps(out_coord, in_shape, strides, dilations, pads_begin, tap_lo, tap_hi,
-                 row_strides, tap, positions):
+def _window_taps(
+    out_coord, in_shape, strides, dilations, pads_begin, tap_lo, tap_hi, row_strides, tap, positions
+):
     """Write the row-major input positions of one window's taps, in scan order; count them."""
     rank = in_shape.shape[0]
     for i in range(rank):
@@ -120,8 +133,23 @@ def _flat_index(position, in_shape, index_strides):
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def max_pool_nd(x, y, indices, want_indices, in_shape, out_shape, strides, dilations,
-                pads_begin, tap_lo, tap_hi, index_strides, kernel_size, inf_bits, fill):
+def max_pool_nd(
+    x,
+    y,
+    indices,
+    want_indices,
+    in_shape,
+    out_shape,
+    strides,
+    dilations,
+    pads_begin,
+    tap_lo,
+    tap_hi,
+    index_strides,
+    kernel_size,
+    inf_bits,
+    fill,
+):
     """x (planes, P) -> y (planes, Q), any number of spatial axes, channels first."""
     planes, plane_size = x.shape
     rank = in_shape.shape[0]
@@ -135,8 +163,18 @@ def max_pool_nd(x, y, indices, want_indices, in_shape, out_shape, strides, dilat
         tap = np.empty(rank, dtype=np.int64)
         positions = np.empty(kernel_size, dtype=np.int64)
         for q in range(out_coord[0] * per_row, (out_coord[0] + 1) * per_row):
-            count = _window_taps(out_coord, in_shape, strides, dilations, pads_begin,
-                                 tap_lo, tap_hi, row_strides, tap, positions)
+            count = _window_taps(
+                out_coord,
+                in_shape,
+                strides,
+                dilations,
+                pads_begin,
+                tap_lo,
+                tap_hi,
+                row_strides,
+                tap,
+                positions,
+            )
             _advance(out_coord, out_shape, 1)
             if count == 0:
                 y[plane, q] = fill
@@ -157,8 +195,22 @@ def max_pool_nd(x, y, indices, want_indices, in_shape, out_shape, strides, dilat
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def max_pool_nhwc(x, y, indices, want_indices, in_shape, out_shape, strides, dilations,
-                  pads_begin, tap_lo, tap_hi, kernel_size, inf_bits, fill):
+def max_pool_nhwc(
+    x,
+    y,
+    indices,
+    want_indices,
+    in_shape,
+    out_shape,
+    strides,
+    dilations,
+    pads_begin,
+    tap_lo,
+    tap_hi,
+    kernel_size,
+    inf_bits,
+    fill,
+):
     """x (N, P, C) -> y (N, Q, C), channels last; the channel loop is innermost."""
     batch, plane_size, channels = x.shape
     rank = in_shape.shape[0]
@@ -172,8 +224,18 @@ def max_pool_nhwc(x, y, indices, want_indices, in_shape, out_shape, strides, dil
         tap = np.empty(rank, dtype=np.int64)
         positions = np.empty(kernel_size, dtype=np.int64)
         for q in range(out_coord[0] * per_row, (out_coord[0] + 1) * per_row):
-            count = _window_taps(out_coord, in_shape, strides, dilations, pads_begin,
-                                 tap_lo, tap_hi, row_strides, tap, positions)
+            count = _window_taps(
+                out_coord,
+                in_shape,
+                strides,
+                dilations,
+                pads_begin,
+                tap_lo,
+                tap_hi,
+                row_strides,
+                tap,
+                positions,
+            )
             _advance(out_coord, out_shape, 1)
             if count == 0:
                 for c in range(channels):

@@ -48,8 +48,17 @@ def lowest(dtype):
     return -np.inf
 
 
-def ref_max_pool(x, kernel_shape, auto_pad="NOTSET", ceil_mode=0, dilations=None, pads=None,
-                 storage_order=0, strides=None, layout="NCHW"):
+def ref_max_pool(
+    x,
+    kernel_shape,
+    auto_pad="NOTSET",
+    ceil_mode=0,
+    dilations=None,
+    pads=None,
+    storage_order=0,
+    strides=None,
+    layout="NCHW",
+):
     """Returns (Y, Indices) for any rank, dtype and layout."""
     x = np.asarray(x)
     if layout == "NHWC":
@@ -64,8 +73,16 @@ def ref_max_pool(x, kernel_shape, auto_pad="NOTSET", ceil_mode=0, dilations=None
     pads = list(pads or [0] * (2 * rank))
     outs, begins = [], []
     for i in range(rank):
-        out, begin = output_shape_1d(spatial[i], kernel_shape[i], strides[i], dilations[i],
-                                     pads[i], pads[rank + i], auto_pad, ceil_mode)
+        out, begin = output_shape_1d(
+            spatial[i],
+            kernel_shape[i],
+            strides[i],
+            dilations[i],
+            pads[i],
+            pads[rank + i],
+            auto_pad,
+            ceil_mode,
+        )
         outs.append(out)
         begins.append(begin)
     values = as_comparable(nchw)
@@ -77,8 +94,9 @@ def ref_max_pool(x, kernel_shape, auto_pad="NOTSET", ceil_mode=0, dilations=None
             for o in itertools.product(*(range(k) for k in outs)):
                 best, best_coord = None, None
                 for j in itertools.product(*(range(k) for k in kernel_shape)):
-                    coord = tuple(o[i] * strides[i] - begins[i] + j[i] * dilations[i]
-                                  for i in range(rank))
+                    coord = tuple(
+                        o[i] * strides[i] - begins[i] + j[i] * dilations[i] for i in range(rank)
+                    )
                     if any(not 0 <= coord[i] < spatial[i] for i in range(rank)):
                         continue
                     v = float(values[(n, c, *coord)])

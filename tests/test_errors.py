@@ -26,23 +26,31 @@ MAX_POOL_VALUE_ERRORS = [
     (dict(kernel_shape=np.array([[2, 2]])), r"kernel_shape must be one-dimensional"),
     (dict(kernel_shape=[2, 2], strides=[0, 1]), r"strides\[0\] must be a positive integer, got 0"),
     (dict(kernel_shape=[2, 2], strides=[1]), r"strides must have 2 values .*got 1"),
-    (dict(kernel_shape=[2, 2], dilations=[1, 0]),
-     r"dilations\[1\] must be a positive integer, got 0"),
+    (
+        dict(kernel_shape=[2, 2], dilations=[1, 0]),
+        r"dilations\[1\] must be a positive integer, got 0",
+    ),
     (dict(kernel_shape=[2, 2], dilations=[1, 1, 1]), r"dilations must have 2 values"),
-    (dict(kernel_shape=[2, 2], pads=[0, 0, -1, 0]),
-     r"pads\[2\] must be a non-negative integer, got -1"),
+    (
+        dict(kernel_shape=[2, 2], pads=[0, 0, -1, 0]),
+        r"pads\[2\] must be a non-negative integer, got -1",
+    ),
     (dict(kernel_shape=[2, 2], pads=[1, 1]), r"pads must have 4 values .*got 2"),
     (dict(kernel_shape=[2, 2], auto_pad="SAME"), r"auto_pad must be one of .*got 'SAME'"),
     (dict(kernel_shape=[2, 2], auto_pad=b"same_upper"), r"auto_pad must be one of"),
     (dict(kernel_shape=[2, 2], auto_pad=1), r"auto_pad must be one of .*got 1"),
-    (dict(kernel_shape=[2, 2], auto_pad="VALID", pads=[1, 0, 0, 0]),
-     r"pads must be all zero .*auto_pad is 'VALID'"),
+    (
+        dict(kernel_shape=[2, 2], auto_pad="VALID", pads=[1, 0, 0, 0]),
+        r"pads must be all zero .*auto_pad is 'VALID'",
+    ),
     (dict(kernel_shape=[2, 2], ceil_mode=2), r"ceil_mode must be 0 or 1, got 2"),
     (dict(kernel_shape=[2, 2], ceil_mode="1"), r"ceil_mode must be 0 or 1, got '1'"),
     (dict(kernel_shape=[2, 2], storage_order=-1), r"storage_order must be 0 or 1, got -1"),
     (dict(kernel_shape=[2, 2], layout="NCWH"), r"layout must be 'NCHW' or 'NHWC', got 'NCWH'"),
-    (dict(kernel_shape=[2, 2], layout="NHWC", storage_order=1),
-     r"storage_order must be 0 with layout 'NHWC'"),
+    (
+        dict(kernel_shape=[2, 2], layout="NHWC", storage_order=1),
+        r"storage_order must be 0 with layout 'NHWC'",
+    ),
 ]
 
 

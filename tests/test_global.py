@@ -24,8 +24,7 @@ def make(layout, spatial, dtype, seed=0, batch=2, channels=3, specials=True):
 def test_global_max_pool(layout, spatial, dtype):
     for seed in range(3):
         x = make(layout, spatial, dtype, seed)
-        assert_identical(fastpool.global_max_pool(x, layout=layout),
-                         ref_global_max_pool(x, layout))
+        assert_identical(fastpool.global_max_pool(x, layout=layout), ref_global_max_pool(x, layout))
 
 
 @pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
@@ -39,8 +38,12 @@ def test_global_max_pool_empty_batch_and_channels(layout):
 def tolerance(dtype):
     # The result is rounded once to the dtype; the reference rounds once too, but the two
     # may straddle a rounding boundary: allow one unit in the last place.
-    return {np.dtype(np.float16): 1e-3, np.dtype(np.float32): 2e-7,
-            np.dtype(np.float64): 1e-14, BFLOAT16: 8e-3}[np.dtype(dtype)]
+    return {
+        np.dtype(np.float16): 1e-3,
+        np.dtype(np.float32): 2e-7,
+        np.dtype(np.float64): 1e-14,
+        BFLOAT16: 8e-3,
+    }[np.dtype(dtype)]
 
 
 def assert_close(actual, expected, dtype):
@@ -57,8 +60,9 @@ def assert_close(actual, expected, dtype):
 def test_global_lp_pool(layout, spatial, dtype, p):
     for seed in range(2):
         x = make(layout, spatial, dtype, seed, specials=seed == 1)
-        assert_close(fastpool.global_lp_pool(x, p, layout=layout),
-                     ref_global_lp_pool(x, p, layout), dtype)
+        assert_close(
+            fastpool.global_lp_pool(x, p, layout=layout), ref_global_lp_pool(x, p, layout), dtype
+        )
 
 
 @pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
@@ -96,5 +100,6 @@ def test_global_lp_pool_special_values(layout):
 def test_global_lp_pool_default_p_is_2():
     x = make_input((2, 3, 4, 4), np.float64, specials=False)
     assert_identical(fastpool.global_lp_pool(x), fastpool.global_lp_pool(x, 2))
-    np.testing.assert_allclose(fastpool.global_lp_pool(x)[..., 0, 0],
-                               np.sqrt((x * x).sum(axis=(2, 3))), rtol=1e-14)
+    np.testing.assert_allclose(
+        fastpool.global_lp_pool(x)[..., 0, 0], np.sqrt((x * x).sum(axis=(2, 3))), rtol=1e-14
+    )

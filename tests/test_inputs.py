@@ -11,12 +11,18 @@ import fastpool
 
 CALLS = {
     "max_pool-2d": lambda x, layout: fastpool.max_pool(
-        x, [3, 2], strides=[2, 1], pads=[1, 0, 1, 1], return_indices=True, layout=layout),
+        x, [3, 2], strides=[2, 1], pads=[1, 0, 1, 1], return_indices=True, layout=layout
+    ),
     "max_pool-2d-values": lambda x, layout: fastpool.max_pool(x, [2, 2], layout=layout),
     "max_pool-1d": lambda x, layout: fastpool.max_pool(
-        x.reshape(x.shape[0], x.shape[1], -1) if layout == "NCHW"
+        x.reshape(x.shape[0], x.shape[1], -1)
+        if layout == "NCHW"
         else x.reshape(x.shape[0], -1, x.shape[-1]),
-        [4], strides=[3], return_indices=True, layout=layout),
+        [4],
+        strides=[3],
+        return_indices=True,
+        layout=layout,
+    ),
     "global_max_pool": lambda x, layout: fastpool.global_max_pool(x, layout=layout),
     "global_lp_pool": lambda x, layout: fastpool.global_lp_pool(x, 3, layout=layout),
 }
@@ -108,12 +114,17 @@ def test_outputs_do_not_alias_the_input():
 def test_attribute_forms_are_equivalent():
     """Lists, tuples, integer arrays, numpy integers and bytes all mean the same."""
     x = make_input((1, 2, 7, 7), np.float32, seed=2)
-    expected = fastpool.max_pool(x, [3, 3], strides=[2, 2], pads=[1, 1, 0, 0],
-                                 auto_pad="NOTSET", return_indices=True)
+    expected = fastpool.max_pool(
+        x, [3, 3], strides=[2, 2], pads=[1, 1, 0, 0], auto_pad="NOTSET", return_indices=True
+    )
     forms = [
         dict(kernel_shape=(3, 3), strides=(2, 2), pads=(1, 1, 0, 0), auto_pad=b"NOTSET"),
-        dict(kernel_shape=np.array([3, 3]), strides=np.array([2, 2], dtype=np.int32),
-             pads=np.array([1, 1, 0, 0], dtype=np.uint8), auto_pad="NOTSET"),
+        dict(
+            kernel_shape=np.array([3, 3]),
+            strides=np.array([2, 2], dtype=np.int32),
+            pads=np.array([1, 1, 0, 0], dtype=np.uint8),
+            auto_pad="NOTSET",
+        ),
         dict(kernel_shape=[np.int64(3), np.int8(3)], strides=[2, 2], pads=[1, 1, 0, 0]),
     ]
     for form in forms:

@@ -63,10 +63,12 @@ def input_shape(layout, spatial, batch=2, channels=3):
 def check_against_reference(x, attrs, layout):
     orders = (0, 1) if layout == "NCHW" else (0,)
     for storage_order in orders:
-        expected_y, expected_i = ref_max_pool(x, layout=layout, storage_order=storage_order,
-                                              **attrs)
-        y, indices = fastpool.max_pool(x, layout=layout, storage_order=storage_order,
-                                       return_indices=True, **attrs)
+        expected_y, expected_i = ref_max_pool(
+            x, layout=layout, storage_order=storage_order, **attrs
+        )
+        y, indices = fastpool.max_pool(
+            x, layout=layout, storage_order=storage_order, return_indices=True, **attrs
+        )
         assert_identical(y, expected_y)
         assert_identical(indices, expected_i)
     assert_identical(fastpool.max_pool(x, layout=layout, **attrs), expected_y)
@@ -89,7 +91,7 @@ def test_empty_inputs(path, empty, dtype):
     layout, spatial = PATHS[path]
     batch, channels = (0, 3) if empty == "batch" else (2, 0) if empty == "channels" else (2, 3)
     if empty == "spatial":
-        spatial = (0,) + spatial[1:]
+        spatial = (0, *spatial[1:])
     x = make_input(input_shape(layout, spatial, batch, channels), dtype)
     attrs = dict(kernel_shape=[2] * len(spatial), pads=[1] * (2 * len(spatial)))
     check_against_reference(x, attrs, layout)

@@ -59,14 +59,25 @@ def conformance_cases(tmp_path_factory):
 
 # The cases onnx 1.23 generates for these operators (checked, so a missing one is noticed).
 EXPECTED_CASES = [
-    "test_globalmaxpool", "test_globalmaxpool_precomputed",
-    "test_maxpool_1d_default", "test_maxpool_2d_ceil",
-    "test_maxpool_2d_ceil_output_size_reduce_by_one", "test_maxpool_2d_default",
-    "test_maxpool_2d_dilations", "test_maxpool_2d_pads", "test_maxpool_2d_precomputed_pads",
-    "test_maxpool_2d_precomputed_same_upper", "test_maxpool_2d_precomputed_strides",
-    "test_maxpool_2d_same_lower", "test_maxpool_2d_same_upper", "test_maxpool_2d_strides",
-    "test_maxpool_2d_uint8", "test_maxpool_3d_default", "test_maxpool_3d_dilations",
-    "test_maxpool_3d_dilations_use_ref_impl", "test_maxpool_3d_dilations_use_ref_impl_large",
+    "test_globalmaxpool",
+    "test_globalmaxpool_precomputed",
+    "test_maxpool_1d_default",
+    "test_maxpool_2d_ceil",
+    "test_maxpool_2d_ceil_output_size_reduce_by_one",
+    "test_maxpool_2d_default",
+    "test_maxpool_2d_dilations",
+    "test_maxpool_2d_pads",
+    "test_maxpool_2d_precomputed_pads",
+    "test_maxpool_2d_precomputed_same_upper",
+    "test_maxpool_2d_precomputed_strides",
+    "test_maxpool_2d_same_lower",
+    "test_maxpool_2d_same_upper",
+    "test_maxpool_2d_strides",
+    "test_maxpool_2d_uint8",
+    "test_maxpool_3d_default",
+    "test_maxpool_3d_dilations",
+    "test_maxpool_3d_dilations_use_ref_impl",
+    "test_maxpool_3d_dilations_use_ref_impl_large",
     "test_maxpool_with_argmax_2d_precomputed_pads",
     "test_maxpool_with_argmax_2d_precomputed_strides",
 ]
@@ -79,8 +90,7 @@ def run_onnx_node(op, attrs, inputs, n_outputs):
         return [fastpool.global_max_pool(x)]
     if op == "GlobalLpPool":
         return [fastpool.global_lp_pool(x, attrs.get("p", 2))]
-    result = fastpool.max_pool(x, attrs.pop("kernel_shape"), return_indices=n_outputs == 2,
-                               **attrs)
+    result = fastpool.max_pool(x, attrs.pop("kernel_shape"), return_indices=n_outputs == 2, **attrs)
     return list(result) if n_outputs == 2 else [result]
 
 

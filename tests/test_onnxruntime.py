@@ -39,18 +39,23 @@ def run_onnxruntime(x, op, attrs, want_indices=False):
     outputs = ["Y", "Indices"] if want_indices else ["Y"]
     node = helper.make_node(op, ["X"], outputs, **attrs)
     graph = helper.make_graph(
-        [node], "g",
+        [node],
+        "g",
         [helper.make_tensor_value_info("X", element, list(x.shape))],
         [helper.make_tensor_value_info("Y", element, None)]
-        + ([helper.make_tensor_value_info("Indices", TensorProto.INT64, None)]
-           if want_indices else []),
+        + (
+            [helper.make_tensor_value_info("Indices", TensorProto.INT64, None)]
+            if want_indices
+            else []
+        ),
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
     model.ir_version = 10
     options = ort.SessionOptions()
     options.intra_op_num_threads = 1
-    session = ort.InferenceSession(model.SerializeToString(), options,
-                                   providers=["CPUExecutionProvider"])
+    session = ort.InferenceSession(
+        model.SerializeToString(), options, providers=["CPUExecutionProvider"]
+    )
     return session.run(None, {"X": x})
 
 
@@ -86,15 +91,15 @@ def test_max_pool_matches_onnxruntime(rank, case, dtype):
     (expected,) = run_onnxruntime(x, "MaxPool", attrs)
     assert_identical(fastpool.max_pool(x, **attrs), expected)
     nhwc = np.ascontiguousarray(np.moveaxis(x, 1, -1))
-    assert_identical(np.moveaxis(fastpool.max_pool(nhwc, layout="NHWC", **attrs), -1, 1),
-                     expected)
+    assert_identical(np.moveaxis(fastpool.max_pool(nhwc, layout="NHWC", **attrs), -1, 1), expected)
     if np.dtype(dtype).kind == "f":  # onnxruntime's Indices output is for floats
         for storage_order in (0, 1):
-            ort_y, ort_indices = run_onnxruntime(x, "MaxPool",
-                                                 dict(attrs, storage_order=storage_order),
-                                                 want_indices=True)
-            y, indices = fastpool.max_pool(x, storage_order=storage_order,
-                                           return_indices=True, **attrs)
+            ort_y, ort_indices = run_onnxruntime(
+                x, "MaxPool", dict(attrs, storage_order=storage_order), want_indices=True
+            )
+            y, indices = fastpool.max_pool(
+                x, storage_order=storage_order, return_indices=True, **attrs
+            )
             assert_identical(y, ort_y)
             assert_identical(indices, ort_indices)
 

@@ -31,8 +31,9 @@ def run_example(op, attrs, x, layout="NCHW", want_indices=False):
     elif op == "GlobalLpPool":
         outputs = [fastpool.global_lp_pool(x, attrs.get("p", 2), layout=layout)]
     else:
-        result = fastpool.max_pool(x, attrs.pop("kernel_shape"), return_indices=want_indices,
-                                   layout=layout, **attrs)
+        result = fastpool.max_pool(
+            x, attrs.pop("kernel_shape"), return_indices=want_indices, layout=layout, **attrs
+        )
         outputs = list(result) if want_indices else [result]
     if layout == "NHWC":
         outputs = [np.moveaxis(out, -1, 1) for out in outputs]
@@ -47,8 +48,9 @@ def test_transcribed_example(example, layout):
         with pytest.raises(ValueError, match="storage_order must be 0 with layout 'NHWC'"):
             run_example(example.op, example.attrs, example.x, layout, want_indices=True)
         return
-    outputs = run_example(example.op, example.attrs, example.x, layout,
-                          want_indices=example.indices is not None)
+    outputs = run_example(
+        example.op, example.attrs, example.x, layout, want_indices=example.indices is not None
+    )
     assert_identical(outputs[0], example.y)
     if example.indices is not None:
         assert_identical(outputs[1], example.indices)
@@ -123,8 +125,9 @@ def test_sonnx_example_1():
     x = parse_matrix(text, "X", (1, 1, 8, 8), np.float64)
     y = parse_matrix(text, "Y", (1, 1, 6, 6), np.float64)
     indices = parse_matrix(text, "Indices", (1, 1, 6, 6), np.int64)
-    attrs = dict(auto_pad="NOTSET", dilations=[1, 1], kernel_shape=[3, 3], pads=[0, 0, 0, 0],
-                 strides=[1, 1])
+    attrs = dict(
+        auto_pad="NOTSET", dilations=[1, 1], kernel_shape=[3, 3], pads=[0, 0, 0, 0], strides=[1, 1]
+    )
     for layout in ("NCHW", "NHWC"):
         actual_y, actual_indices = run_example("MaxPool", attrs, x, layout, want_indices=True)
         assert_identical(actual_y, y)
