@@ -1,0 +1,48 @@
+"""Importing fastpool compiles nothing; kernels compile on first use and land in the disk cache."""
+
+from __future__ import annotations
+
+import pathlib
+import subprocess
+import sys
+import textwrap
+
+
+def run_python(code: str) -> str:
+    result = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=600
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def test_import_compiles_nothing():
+    out = run_python(
+        """
+        import numba
+        import fastpool
+        from fastpool import _lp_kernels, _max_kernels
+        kernels = [
+            f for module in (_max_kernels, _lp_kernels) for f in vars(module).values()
+            if isinstance(f, numba.core.registry.CPUDispatcher)
+        ]
+        print(len(kernels), sum(len(k.signatures) for k in kernels))
+        """
+    )
+    n_kernels, n_compiled = map(int, out.split())
+    assert n_kernels >= 8
+    assert n_compiled == 0
+
+
+def test_kernels_are_cached_on_disk():
+    out = run_python(
+        """
+        import numpy as np
+        import fastpool
+        from fastpool import _max_kernels
+        fastpool.max_pool(np.zeros((1, 1, 4, 4), np.float32), [2, 2])
+        print(_max_kernels.max_pool_2d.stats.cache_path)
+        """
+    )
+    cache_dir = pathlib.Path(out.strip())
+    assert list(cache_dir.glob("_max_kernels.max_pool_2d*.nbi"))
