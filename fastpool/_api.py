@@ -6,11 +6,14 @@ import numbers
 from collections.abc import Sequence
 from typing import Literal, Union
 
+import numba
 import numpy as np
 from numpy.typing import ArrayLike
 
 from fastpool import _lp_kernels, _max_kernels
 from fastpool._attrs import (
+    COLUMN_MAJOR,
+    ROW_MAJOR,
     Geometry,
     check_auto_pad,
     check_flag,
@@ -27,7 +30,7 @@ IntList = Union[Sequence[int], np.ndarray]  # noqa: UP007 (a runtime alias)
 Layout = Literal["NCHW", "NHWC"]
 
 # Stands in for the Indices output when it is not wanted (same numba type as a real one).
-_NO_INDICES = {rank: np.empty((0,) * rank, dtype=np.int64) for rank in (2, 3)}
+_NO_INDICES = np.empty(0, dtype=np.int64)
 
 
 def _geometry(shape, layout, kernel_shape, auto_pad, ceil_mode, dilations, pads, strides):
@@ -155,66 +158,34 @@ def max_pool(
     return (y, indices) if return_indices else y
 
 
+# Below this many input plus output elements, a call runs on the calling thread: starting
+# the thread pool costs more than it saves.
+_SERIAL_BELOW = 1 << 15
+
+
 def _run_max_pool(data, y, indices, geometry: Geometry, layout, storage_order, storage):
-    arrays = geometry.arrays
     want_indices = indices is not None
     batch, channels, spatial = split_shape(data.shape, layout)
-    plane_size = int(np.prod(spatial))
-    out_size = int(np.prod(geometry.output_spatial))
-    if layout == "NHWC":
-        shape_in, shape_out = (batch, plane_size, channels), (batch, out_size, channels)
-        _max_kernels.max_pool_nhwc(
-            data.reshape(shape_in),
-            y.reshape(shape_out),
-            indices.reshape(shape_out) if want_indices else _NO_INDICES[3],
-            want_indices,
-            arrays.in_shape,
-            arrays.out_shape,
-            arrays.strides,
-            arrays.dilations,
-            arrays.pads_begin,
-            arrays.tap_lo,
-            arrays.tap_hi,
-            arrays.kernel_size,
-            storage.inf_bits,
-            storage.fill,
-        )
-        return
-    index_strides = arrays.column_major if storage_order else arrays.row_major
-    planes = batch * channels
-    if len(spatial) == 2:
-        shape_out = (planes, *geometry.output_spatial)
-        _max_kernels.max_pool_2d(
-            data.reshape(planes, *spatial),
-            y.reshape(shape_out),
-            indices.reshape(shape_out) if want_indices else _NO_INDICES[3],
-            want_indices,
-            arrays.strides,
-            arrays.dilations,
-            arrays.pads_begin,
-            arrays.tap_lo,
-            arrays.tap_hi,
-            index_strides,
-            storage.inf_bits,
-            storage.fill,
-        )
-        return
-    _max_kernels.max_pool_nd(
-        data.reshape(planes, plane_size),
-        y.reshape(planes, out_size),
-        indices.reshape(planes, out_size) if want_indices else _NO_INDICES[2],
+    planes, block = (batch * channels, 1) if layout == "NCHW" else (batch, channels)
+    rows, out_rows = int(np.prod(spatial[:-1])), int(np.prod(geometry.output_spatial[:-1]))
+    out_width = geometry.output_spatial[-1]
+    shape = np.array(
+        [planes, rows, spatial[-1] * block, out_rows, out_width * block, block], dtype=np.int64
+    )
+    serial = data.size + y.size < _SERIAL_BELOW
+    kernel = _max_kernels.max_pool_serial if serial else _max_kernels.max_pool
+    kernel(
+        data.reshape(-1),
+        y.reshape(-1),
+        indices.reshape(-1) if want_indices else _NO_INDICES,
         want_indices,
-        arrays.in_shape,
-        arrays.out_shape,
-        arrays.strides,
-        arrays.dilations,
-        arrays.pads_begin,
-        arrays.tap_lo,
-        arrays.tap_hi,
-        index_strides,
-        arrays.kernel_size,
+        shape,
+        geometry.geo,
+        geometry.taps,
+        COLUMN_MAJOR if storage_order else ROW_MAJOR,
         storage.inf_bits,
         storage.fill,
+        numba.get_num_threads(),
     )
 
 
@@ -264,6 +235,7 @@ def global_max_pool(X: ArrayLike, *, layout: Layout = "NCHW") -> np.ndarray:
             y.view(data.dtype).reshape(shape_out),
             storage.inf_bits,
             storage.fill,
+            numba.get_num_threads(),
         )
     return y
 

@@ -17,21 +17,12 @@ AUTO_PADS = ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")
 LAYOUTS = ("NCHW", "NHWC")
 
 
-class KernelGeometry(NamedTuple):
-    """The geometry as read-only int64 arrays, in the form the kernels take."""
-
-    in_shape: np.ndarray  # (rank,)
-    out_shape: np.ndarray  # (rank,)
-    strides: np.ndarray  # (rank,)
-    dilations: np.ndarray  # (rank,)
-    pads_begin: np.ndarray  # (rank,)
-    # Window o on axis i reads the taps j in [tap_lo[i, o], tap_hi[i, o]): the ones that land
-    # inside the input, at coordinate o * strides[i] - pads_begin[i] + j * dilations[i].
-    tap_lo: np.ndarray  # (rank, max(1, max(out_shape)))
-    tap_hi: np.ndarray
-    row_major: np.ndarray  # index strides of the spatial axes, storage_order=0
-    column_major: np.ndarray  # the same for storage_order=1
-    kernel_size: int  # number of taps in a whole window
+# Rows of the kernels' geometry table ``geo`` (int64, one column per spatial axis).
+IN_SHAPE, OUT_SHAPE, KERNEL, STRIDES, DILATIONS, PADS_BEGIN = 0, 1, 2, 3, 4, 5
+# Windows o in [INTERIOR_LO, INTERIOR_HI) have every tap inside the input.
+INTERIOR_LO, INTERIOR_HI = 6, 7
+# Index strides of the spatial axes for storage_order 0 and 1.
+ROW_MAJOR, COLUMN_MAJOR = 8, 9
 
 
 class Geometry(NamedTuple):
@@ -44,7 +35,10 @@ class Geometry(NamedTuple):
     pads_begin: tuple
     pads_end: tuple
     output_spatial: tuple
-    arrays: KernelGeometry
+    # For the kernels: ``geo[ROW, axis]`` (rows named above), and ``taps[0 or 1, axis, o]``,
+    # the range [lo, hi) of kernel taps j of window o that land inside the input.
+    geo: np.ndarray
+    taps: np.ndarray
 
 
 def _is_int(value) -> bool:
@@ -200,33 +194,32 @@ def resolve_geometry(
         begins.append(begin)
         ends.append(end)
     width = max([*outs, 1])
-    tap_lo = np.zeros((rank, width), dtype=np.int64)
-    tap_hi = np.zeros((rank, width), dtype=np.int64)
+    taps = np.zeros((2, rank, width), dtype=np.int64)
+    interior = np.zeros((2, rank), dtype=np.int64)
     for i in range(rank):
         lo, hi = _tap_ranges(
             input_spatial[i], kernel[i], strides[i], dilations[i], begins[i], outs[i]
         )
-        tap_lo[i, : outs[i]] = lo
-        tap_hi[i, : outs[i]] = hi
-    row_major = np.cumprod((1, *input_spatial[:0:-1]))[::-1]
-    column_major = np.cumprod((1, *input_spatial[:-1]))
-    arrays = KernelGeometry(
-        *(
-            _frozen(np.array(values, dtype=np.int64))
-            for values in (
-                input_spatial,
-                outs,
-                strides,
-                dilations,
-                begins,
-                tap_lo,
-                tap_hi,
-                row_major,
-                column_major,
-            )
-        ),
-        kernel_size=int(np.prod(kernel)),
-    )
+        taps[0, i, : outs[i]] = lo
+        taps[1, i, : outs[i]] = hi
+        full = np.flatnonzero((lo == 0) & (hi == kernel[i]))
+        if full.size:  # windows move monotonically, so the full ones are contiguous
+            interior[:, i] = full[0], full[-1] + 1
+    geo = np.array(
+        [
+            input_spatial,
+            outs,
+            kernel,
+            strides,
+            dilations,
+            begins,
+            interior[0],
+            interior[1],
+            np.cumprod((1, *input_spatial[:0:-1]))[::-1],
+            np.cumprod((1, *input_spatial[:-1])),
+        ],
+        dtype=np.int64,
+    ).reshape(10, rank)
     return Geometry(
         tuple(input_spatial),
         kernel,
@@ -235,7 +228,8 @@ def resolve_geometry(
         tuple(begins),
         tuple(ends),
         tuple(outs),
-        arrays,
+        _frozen(geo),
+        _frozen(taps),
     )
 
 

@@ -70,15 +70,14 @@ def _to_float(value, lut):
     return lambda value, lut: np.float64(value)
 
 
-@register_jitable(inline="always")
+@register_jitable
 def replaces(value, best, inf_bits):
     """Whether ``value``, met after ``best`` in scan order, becomes the window's maximum.
 
     A NaN best is final (the first NaN wins); a NaN value beats any number; otherwise only a
-    strictly greater value replaces, so the first of equal maxima is kept.
+    strictly greater value replaces, so the first of equal maxima is kept. Written without
+    branches so that loops over it vectorise.
     """
-    if is_nan(best, inf_bits):
-        return False
-    if is_nan(value, inf_bits):
-        return True
-    return order_key(value, inf_bits) > order_key(best, inf_bits)
+    best_is_number = not is_nan(best, inf_bits)
+    greater = order_key(value, inf_bits) > order_key(best, inf_bits)
+    return best_is_number & (is_nan(value, inf_bits) | greater)

@@ -58,3 +58,12 @@ def assert_identical(actual, expected):
 @pytest.fixture(params=ALL_DTYPES, ids=DTYPE_IDS)
 def dtype(request):
     return request.param
+
+
+@pytest.fixture(params=["serial", "parallel"])
+def entry(request, monkeypatch):
+    """Run a test through the serial kernel entries (small calls) or the parallel ones."""
+    from fastpool import _api
+
+    monkeypatch.setattr(_api, "_SERIAL_BELOW", 1 << 62 if request.param == "serial" else 0)
+    return request.param

@@ -41,8 +41,8 @@ def test_kernels_are_cached_on_disk():
         import fastpool
         from fastpool import _max_kernels
         fastpool.max_pool(np.zeros((1, 1, 4, 4), np.float32), [2, 2])
-        print(_max_kernels.max_pool_2d.stats.cache_path)
+        print(_max_kernels.max_pool_serial.stats.cache_path)
         """
     )
     cache_dir = pathlib.Path(out.strip())
-    assert list(cache_dir.glob("_max_kernels.max_pool_2d*.nbi"))
+    assert list(cache_dir.glob("_max_kernels.max_pool_serial*.nbi"))

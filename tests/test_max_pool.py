@@ -77,7 +77,7 @@ def check_against_reference(x, attrs, layout):
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES, ids=DTYPE_IDS)
 @pytest.mark.parametrize(("path", "case"), CASES)
-def test_matches_reference(path, case, dtype):
+def test_matches_reference(path, case, dtype, entry):
     layout, spatial = PATHS[path]
     attrs = attribute_cases(len(spatial))[case]
     x = make_input(input_shape(layout, spatial), dtype, seed=zlib.crc32(f"{path}{case}".encode()))
@@ -87,7 +87,7 @@ def test_matches_reference(path, case, dtype):
 @pytest.mark.parametrize("dtype", ALL_DTYPES, ids=DTYPE_IDS)
 @pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("empty", ["batch", "channels", "spatial"])
-def test_empty_inputs(path, empty, dtype):
+def test_empty_inputs(path, empty, dtype, entry):
     layout, spatial = PATHS[path]
     batch, channels = (0, 3) if empty == "batch" else (2, 0) if empty == "channels" else (2, 3)
     if empty == "spatial":
@@ -98,7 +98,7 @@ def test_empty_inputs(path, empty, dtype):
 
 
 @pytest.mark.parametrize("path", PATHS)
-def test_nan_first_in_scan_order_wins(path):
+def test_nan_first_in_scan_order_wins(path, entry):
     """A window with several NaNs (with distinct payloads) returns the first one's bits."""
     layout, spatial = PATHS[path]
     x = np.ones(input_shape(layout, spatial, 1, 2), dtype=np.float32)
@@ -115,7 +115,7 @@ def test_nan_first_in_scan_order_wins(path):
 
 
 @pytest.mark.parametrize("path", PATHS)
-def test_signed_zeros_tie_first_wins(path):
+def test_signed_zeros_tie_first_wins(path, entry):
     layout, spatial = PATHS[path]
     for dtype in (np.float16, np.float32, np.float64, "bfloat16"):
         x = np.zeros(input_shape(layout, spatial, 1, 2), dtype=np.float32)
@@ -125,7 +125,7 @@ def test_signed_zeros_tie_first_wins(path):
 
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES, ids=DTYPE_IDS)
-def test_dtype_extremes(dtype):
+def test_dtype_extremes(dtype, entry):
     """The dtype's lowest and highest values are ordinary values."""
     if dtype.kind in "iu":
         info = np.iinfo(dtype)
@@ -140,7 +140,7 @@ def test_dtype_extremes(dtype):
         check_against_reference(data, dict(kernel_shape=[2, 2], pads=[1, 1, 1, 1]), layout)
 
 
-def test_large_planes_many_threads():
+def test_large_planes_many_threads(entry):
     """Enough work for every thread, on each path; values against the reference."""
     rng = np.random.default_rng(5)
     x = rng.standard_normal((2, 5, 33, 31)).astype(np.float32)
