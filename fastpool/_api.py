@@ -226,17 +226,17 @@ def global_max_pool(X: ArrayLike, *, layout: Layout = "NCHW") -> np.ndarray:
     """
     layout = check_layout(layout)
     array, data, storage = prepare(X, "GlobalMaxPool")
-    shape_in, shape_out, out_shape = _global_shapes(array, layout)
+    _, shape_out, out_shape = _global_shapes(array, layout)
     y = np.empty(out_shape, dtype=array.dtype)
     if y.size:
-        kernel = _max_kernels.global_max_nchw if layout == "NCHW" else _max_kernels.global_max_nhwc
-        kernel(
-            data.reshape(shape_in),
-            y.view(data.dtype).reshape(shape_out),
-            storage.inf_bits,
-            storage.fill,
-            numba.get_num_threads(),
-        )
+        flat_x, flat_y = data.reshape(-1), y.view(data.dtype).reshape(-1)
+        threads = numba.get_num_threads()
+        if layout == "NCHW":
+            _max_kernels.global_max_nchw(flat_x, flat_y, storage.inf_bits, storage.fill, threads)
+        else:
+            _max_kernels.global_max_nhwc(
+                flat_x, flat_y, shape_out[1], storage.inf_bits, storage.fill, threads
+            )
     return y
 
 

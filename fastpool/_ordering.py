@@ -4,8 +4,9 @@ Kernels see float32, float64, int8 and uint8 arrays as they are. float16 and bfl
 as their uint16 bit patterns (numba has no 16-bit float arithmetic on the CPU). Both formats
 put the sign in bit 15 and order the magnitude bits like an integer, so
 ``key = +magnitude`` or ``-magnitude`` is an exact, order-preserving integer key in which
--0.0 and +0.0 tie, and a bit pattern is NaN when its magnitude exceeds that of infinity
-(``inf_bits``: 0x7C00 for float16, 0x7F80 for bfloat16).
+-0.0 and +0.0 tie. A bit pattern is NaN when its magnitude exceeds that of infinity
+(``inf_bits``: 0x7C00 for float16, 0x7F80 for bfloat16); NaN gets the key 0x8000, above
+everything, so a plain "strictly greater" on keys already keeps the first NaN.
 
 The helpers are numba overloads so that one kernel body serves every storage type; for the
 native types they reduce to the plain value and ``v != v``.
@@ -35,6 +36,11 @@ def is_nan(value, inf_bits):
     raise NotImplementedError
 
 
+def may_be_nan(value, inf_bits):
+    """Whether :func:`greater` can be wrong for this value (Python stub)."""
+    raise NotImplementedError
+
+
 def to_float(value, lut):
     """An element as a float (Python stub; the kernels use the overload)."""
     raise NotImplementedError
@@ -45,9 +51,12 @@ def _order_key(value, inf_bits):
     if _is_bits16(value):
 
         def key_bits16(value, inf_bits):
-            # branch-free: +magnitude, or -magnitude when the sign bit is set
+            # +magnitude, or -magnitude when the sign bit is set; every NaN above +inf
+            # (branch-free, so that loops over it vectorise)
             magnitude = np.int32(value & 0x7FFF)
-            return magnitude * (np.int32(1) - np.int32(2) * np.int32(value >> 15))
+            signed = magnitude * (np.int32(1) - np.int32(2) * np.int32(value >> 15))
+            nan = np.int32(magnitude > inf_bits)
+            return signed + nan * (np.int32(0x8000) - signed)
 
         return key_bits16
     return lambda value, inf_bits: value
@@ -60,6 +69,14 @@ def _is_nan(value, inf_bits):
     if isinstance(value, types.Integer):
         return lambda value, inf_bits: False
     return lambda value, inf_bits: value != value
+
+
+@overload(may_be_nan, inline="always")
+def _may_be_nan(value, inf_bits):
+    if isinstance(value, types.Float):
+        return lambda value, inf_bits: value != value
+    # integers have no NaN, and the 16-bit key already orders NaN above everything
+    return lambda value, inf_bits: False
 
 
 @overload(to_float, inline="always")
@@ -81,3 +98,13 @@ def replaces(value, best, inf_bits):
     best_is_number = not is_nan(best, inf_bits)
     greater = order_key(value, inf_bits) > order_key(best, inf_bits)
     return best_is_number & (is_nan(value, inf_bits) | greater)
+
+
+@register_jitable
+def greater(value, best, inf_bits):
+    """The fast test: equal to :func:`replaces` unless ``may_be_nan(value)``.
+
+    Kernels run on it while collecting ``may_be_nan`` over the values they read, and redo
+    the work with :func:`replaces` in the rare case that a float NaN was among them.
+    """
+    return order_key(value, inf_bits) > order_key(best, inf_bits)
