@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Sequence
-from typing import Literal, Union
+from typing import Literal, NamedTuple, Union
 
 import numba
 import numpy as np
@@ -14,7 +14,6 @@ from fastpool import _lp_kernels, _max_kernels
 from fastpool._attrs import (
     COLUMN_MAJOR,
     ROW_MAJOR,
-    Geometry,
     check_auto_pad,
     check_flag,
     check_layout,
@@ -141,6 +140,111 @@ def max_pool(
     TypeError
         For an unsupported dtype.
     """
+    key = _plan_key(
+        X,
+        kernel_shape,
+        auto_pad,
+        ceil_mode,
+        dilations,
+        pads,
+        storage_order,
+        strides,
+        return_indices,
+        layout,
+    )
+    plan = _PLANS.get(key) if key is not None else None
+    if plan is None:
+        plan = _plan_max_pool(
+            X,
+            kernel_shape,
+            auto_pad,
+            ceil_mode,
+            dilations,
+            pads,
+            storage_order,
+            strides,
+            return_indices,
+            layout,
+        )
+        if key is not None:
+            if len(_PLANS) >= _MAX_PLANS:
+                _PLANS.clear()
+            _PLANS[key] = plan
+    return _execute(plan, np.asarray(X, dtype=plan.dtype, order="C"))
+
+
+class _Plan(NamedTuple):
+    """Everything a MaxPool call needs beyond the input, worked out once per call form."""
+
+    out_shape: tuple
+    dtype: np.dtype  # of the input (in native byte order) and of Y
+    kernel_dtype: np.dtype  # how the kernels see it (uint16 for 16-bit floats)
+    return_indices: bool
+    kernel_args: tuple  # (shape, geo, taps, order, inf_bits, fill)
+
+
+# Plans by call form (input shape and dtype, attribute values and their types, so that an
+# invalid 2.0 or True never meets the plan of a valid 2 or 1). Bounded; cleared when full.
+_PLANS: dict = {}
+_MAX_PLANS = 4096
+
+
+def _list_key(value):
+    if value is None:
+        return None
+    items = tuple(value)
+    return items, tuple(map(type, items))
+
+
+def _plan_key(
+    X,
+    kernel_shape,
+    auto_pad,
+    ceil_mode,
+    dilations,
+    pads,
+    storage_order,
+    strides,
+    return_indices,
+    layout,
+):
+    if type(X) is not np.ndarray:
+        return None
+    try:
+        key = (
+            X.shape,
+            X.dtype,
+            layout,
+            auto_pad,
+            type(ceil_mode),
+            ceil_mode,
+            type(storage_order),
+            storage_order,
+            bool(return_indices),
+            _list_key(kernel_shape),
+            _list_key(dilations),
+            _list_key(pads),
+            _list_key(strides),
+        )
+        hash(key)
+    except TypeError:  # not iterable or not hashable: the full checks will say what
+        return None
+    return key
+
+
+def _plan_max_pool(
+    X,
+    kernel_shape,
+    auto_pad,
+    ceil_mode,
+    dilations,
+    pads,
+    storage_order,
+    strides,
+    return_indices,
+    layout,
+) -> _Plan:
+    """Check a MaxPool call completely and work out its plan."""
     layout = check_layout(layout)
     array, data, storage = prepare(X, "MaxPool")
     storage_order = check_flag("storage_order", storage_order)
@@ -149,13 +253,22 @@ def max_pool(
     )
     if storage_order and layout == "NHWC":
         raise ValueError("storage_order must be 0 with layout 'NHWC', got 1")
-    batch, channels, _ = split_shape(array.shape, layout)
-    out_shape = join_shape(batch, channels, geometry.output_spatial, layout)
-    y = np.empty(out_shape, dtype=array.dtype)
-    indices = np.empty(out_shape, dtype=np.int64) if return_indices else None
-    if y.size:
-        _run_max_pool(data, y.view(data.dtype), indices, geometry, layout, storage_order, storage)
-    return (y, indices) if return_indices else y
+    batch, channels, spatial = split_shape(array.shape, layout)
+    out_spatial = geometry.output_spatial
+    planes, block = (batch * channels, 1) if layout == "NCHW" else (batch, channels)
+    rows, out_rows = int(np.prod(spatial[:-1])), int(np.prod(out_spatial[:-1]))
+    shape = np.array(
+        [planes, rows, spatial[-1] * block, out_rows, out_spatial[-1] * block, block],
+        dtype=np.int64,
+    )
+    order = COLUMN_MAJOR if storage_order else ROW_MAJOR
+    return _Plan(
+        join_shape(batch, channels, out_spatial, layout),
+        array.dtype,
+        data.dtype,
+        bool(return_indices),
+        (shape, geometry.geo, geometry.taps, order, storage.inf_bits, storage.fill),
+    )
 
 
 # Below this many input plus output elements, a call runs on the calling thread: starting
@@ -163,30 +276,28 @@ def max_pool(
 _SERIAL_BELOW = 1 << 15
 
 
-def _run_max_pool(data, y, indices, geometry: Geometry, layout, storage_order, storage):
-    want_indices = indices is not None
-    batch, channels, spatial = split_shape(data.shape, layout)
-    planes, block = (batch * channels, 1) if layout == "NCHW" else (batch, channels)
-    rows, out_rows = int(np.prod(spatial[:-1])), int(np.prod(geometry.output_spatial[:-1]))
-    out_width = geometry.output_spatial[-1]
-    shape = np.array(
-        [planes, rows, spatial[-1] * block, out_rows, out_width * block, block], dtype=np.int64
-    )
-    serial = data.size + y.size < _SERIAL_BELOW
-    kernel = _max_kernels.max_pool_serial if serial else _max_kernels.max_pool
-    kernel(
-        data.reshape(-1),
-        y.reshape(-1),
-        indices.reshape(-1) if want_indices else _NO_INDICES,
-        want_indices,
-        shape,
-        geometry.geo,
-        geometry.taps,
-        COLUMN_MAJOR if storage_order else ROW_MAJOR,
-        storage.inf_bits,
-        storage.fill,
-        numba.get_num_threads(),
-    )
+def _execute(plan: _Plan, array: np.ndarray):
+    y = np.empty(plan.out_shape, dtype=plan.dtype)
+    indices = np.empty(plan.out_shape, dtype=np.int64) if plan.return_indices else None
+    if y.size:
+        flat_x, flat_y = array.reshape(-1), y.reshape(-1)
+        if plan.kernel_dtype is not plan.dtype:
+            flat_x, flat_y = flat_x.view(plan.kernel_dtype), flat_y.view(plan.kernel_dtype)
+        flat_indices = indices.reshape(-1) if plan.return_indices else _NO_INDICES
+        if array.size + y.size < _SERIAL_BELOW:
+            _max_kernels.max_pool_serial(
+                flat_x, flat_y, flat_indices, plan.return_indices, *plan.kernel_args, 1
+            )
+        else:
+            _max_kernels.max_pool(
+                flat_x,
+                flat_y,
+                flat_indices,
+                plan.return_indices,
+                *plan.kernel_args,
+                numba.get_num_threads(),
+            )
+    return (y, indices) if plan.return_indices else y
 
 
 def _global_shapes(array: np.ndarray, layout: str):
@@ -230,13 +341,14 @@ def global_max_pool(X: ArrayLike, *, layout: Layout = "NCHW") -> np.ndarray:
     y = np.empty(out_shape, dtype=array.dtype)
     if y.size:
         flat_x, flat_y = data.reshape(-1), y.view(data.dtype).reshape(-1)
-        threads = numba.get_num_threads()
+        serial = flat_x.size < _SERIAL_BELOW
+        threads = 1 if serial else numba.get_num_threads()
         if layout == "NCHW":
-            _max_kernels.global_max_nchw(flat_x, flat_y, storage.inf_bits, storage.fill, threads)
+            kernel = _max_kernels.global_max_nchw_serial if serial else _max_kernels.global_max_nchw
+            kernel(flat_x, flat_y, storage.inf_bits, storage.fill, threads)
         else:
-            _max_kernels.global_max_nhwc(
-                flat_x, flat_y, shape_out[1], storage.inf_bits, storage.fill, threads
-            )
+            kernel = _max_kernels.global_max_nhwc_serial if serial else _max_kernels.global_max_nhwc
+            kernel(flat_x, flat_y, shape_out[1], storage.inf_bits, storage.fill, threads)
     return y
 
 
@@ -285,6 +397,11 @@ def global_lp_pool(X: ArrayLike, p: float = 2, *, layout: Layout = "NCHW") -> np
     result = np.empty(shape_out, dtype=np.float64)
     if result.size:
         table = float32_table(array.dtype) if storage.inf_bits else EMPTY_TABLE
-        kernel = _lp_kernels.global_lp_nchw if layout == "NCHW" else _lp_kernels.global_lp_nhwc
-        kernel(data.reshape(shape_in), result, p, table)
+        serial = data.size < _SERIAL_BELOW
+        threads = 1 if serial else numba.get_num_threads()
+        if layout == "NCHW":
+            kernel = _lp_kernels.global_lp_nchw_serial if serial else _lp_kernels.global_lp_nchw
+        else:
+            kernel = _lp_kernels.global_lp_nhwc_serial if serial else _lp_kernels.global_lp_nhwc
+        kernel(data.reshape(shape_in), result, p, table, threads)
     return result.astype(array.dtype).reshape(out_shape)

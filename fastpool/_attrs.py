@@ -36,7 +36,9 @@ class Geometry(NamedTuple):
     pads_end: tuple
     output_spatial: tuple
     # For the kernels: ``geo[ROW, axis]`` (rows named above), and ``taps[0 or 1, axis, o]``,
-    # the range [lo, hi) of kernel taps j of window o that land inside the input.
+    # the range [lo, hi) of kernel taps j of window o that land inside the input. Shared by
+    # every call with this geometry: never written to (left writeable only because numba
+    # dispatches on read-only arrays more slowly).
     geo: np.ndarray
     taps: np.ndarray
 
@@ -228,11 +230,6 @@ def resolve_geometry(
         tuple(begins),
         tuple(ends),
         tuple(outs),
-        _frozen(geo),
-        _frozen(taps),
+        geo,
+        taps,
     )
-
-
-def _frozen(array: np.ndarray) -> np.ndarray:
-    array.flags.writeable = False
-    return array

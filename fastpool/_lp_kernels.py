@@ -53,11 +53,11 @@ def _direct_result(total, largest, p):
     return _root(total, p)
 
 
-@njit(parallel=True, cache=True, nogil=True)
-def global_lp_nchw(x, y, p, lut):
-    """x (planes, P) -> y (planes,) float64."""
-    planes, plane_size = x.shape
-    for plane in prange(planes):
+@njit(cache=True, nogil=True)
+def _lp_planes(x, y, p, lut, first, last):
+    """Planes first..last-1 of x (planes, P) -> y (planes,) float64."""
+    plane_size = x.shape[1]
+    for plane in range(first, last):
         total = 0.0
         largest = 0.0
         for i in range(plane_size):
@@ -74,12 +74,29 @@ def global_lp_nchw(x, y, p, lut):
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def global_lp_nhwc(x, y, p, lut):
-    """x (N, P, C) -> y (N, C) float64, sweeping P with the channel loop innermost."""
-    batch, plane_size, channels = x.shape
-    for n in prange(batch):
-        total = np.zeros(channels)
-        largest = np.zeros(channels)
+def global_lp_nchw(x, y, p, lut, threads):
+    """GlobalLpPool, channels first, in parallel over chunks of planes."""
+    planes = x.shape[0]
+    chunks = min(planes, 4 * threads)
+    for chunk in prange(chunks):
+        _lp_planes(x, y, p, lut, chunk * planes // chunks, (chunk + 1) * planes // chunks)
+
+
+@njit(cache=True, nogil=True)
+def global_lp_nchw_serial(x, y, p, lut, threads):
+    """global_lp_nchw on the calling thread, for small inputs."""
+    _lp_planes(x, y, p, lut, 0, x.shape[0])
+
+
+@njit(cache=True, nogil=True)
+def _lp_images(x, y, p, lut, first, last):
+    """Images first..last-1 of x (N, P, C) -> y (N, C) float64, channels innermost."""
+    plane_size, channels = x.shape[1], x.shape[2]
+    total = np.zeros(channels)
+    largest = np.zeros(channels)
+    for n in range(first, last):
+        total[:] = 0.0
+        largest[:] = 0.0
         for i in range(plane_size):
             for c in range(channels):
                 magnitude = abs(to_float(x[n, i, c], lut))
@@ -93,3 +110,18 @@ def global_lp_nhwc(x, y, p, lut):
                 y[n, c] = largest[c] * _root(scaled, p)
             else:
                 y[n, c] = _direct_result(total[c], largest[c], p)
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def global_lp_nhwc(x, y, p, lut, threads):
+    """GlobalLpPool, channels last, in parallel over chunks of images."""
+    batch = x.shape[0]
+    chunks = min(batch, 4 * threads)
+    for chunk in prange(chunks):
+        _lp_images(x, y, p, lut, chunk * batch // chunks, (chunk + 1) * batch // chunks)
+
+
+@njit(cache=True, nogil=True)
+def global_lp_nhwc_serial(x, y, p, lut, threads):
+    """global_lp_nhwc on the calling thread, for small inputs."""
+    _lp_images(x, y, p, lut, 0, x.shape[0])

@@ -371,28 +371,39 @@ def _plane_max(values, at, size, inf_bits, fill, lane_best, lane_at):
     return best
 
 
-@njit(parallel=True, cache=True, nogil=True)
-def global_max_nchw(x, y, inf_bits, fill, threads):
-    """x (planes * P,) flat -> y (planes,)."""
+@njit(cache=True, nogil=True)
+def _global_max_planes(x, y, inf_bits, fill, first, last):
+    """Planes first..last-1 of x (planes * P,) flat -> y (planes,)."""
     planes = y.shape[0]
     size = x.shape[0] // planes if planes > 0 else 0
-    chunks = min(planes, 4 * threads)
-    for chunk in prange(chunks):
-        lane_best = np.empty(LANES, dtype=x.dtype)
-        lane_at = np.empty(LANES, dtype=np.int64)
-        for plane in range(chunk * planes // chunks, (chunk + 1) * planes // chunks):
-            y[plane] = _plane_max(x, plane * size, size, inf_bits, fill, lane_best, lane_at)
+    lane_best = np.empty(LANES, dtype=x.dtype)
+    lane_at = np.empty(LANES, dtype=np.int64)
+    for plane in range(first, last):
+        y[plane] = _plane_max(x, plane * size, size, inf_bits, fill, lane_best, lane_at)
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def global_max_nhwc(x, y, channels, inf_bits, fill, threads):
-    """x (N * P * C,) flat -> y (N * C,): each task folds a stretch of positions, then the
-    stretches are folded in order (earlier stretches win ties, as in one sequential scan)."""
-    batch = y.shape[0] // channels if channels > 0 else 0
-    positions = x.shape[0] // (batch * channels) if batch * channels > 0 else 0
-    stretches = max(1, min(positions, 4 * threads))
-    partial = np.empty(batch * stretches * channels, dtype=x.dtype)
-    for task in prange(batch * stretches):
+def global_max_nchw(x, y, inf_bits, fill, threads):
+    """GlobalMaxPool, channels first, in parallel over chunks of planes."""
+    planes = y.shape[0]
+    chunks = min(planes, 4 * threads)
+    for chunk in prange(chunks):
+        _global_max_planes(
+            x, y, inf_bits, fill, chunk * planes // chunks, (chunk + 1) * planes // chunks
+        )
+
+
+@njit(cache=True, nogil=True)
+def global_max_nchw_serial(x, y, inf_bits, fill, threads):
+    """global_max_nchw on the calling thread, for small inputs."""
+    _global_max_planes(x, y, inf_bits, fill, 0, y.shape[0])
+
+
+@njit(cache=True, nogil=True)
+def _global_max_stretches(x, partial, positions, channels, stretches, inf_bits, fill, first, last):
+    """Tasks first..last-1: task n*stretches + s folds stretch s of the positions of image n
+    (x (N * P * C,) flat) into partial[task*C:(task+1)*C]."""
+    for task in range(first, last):
         n = task // stretches
         lo = (task - n * stretches) * positions // stretches
         hi = (task - n * stretches + 1) * positions // stretches
@@ -405,10 +416,56 @@ def global_max_nhwc(x, y, channels, inf_bits, fill, threads):
                 value = x[_u(at + c)]
                 best = partial[_u(acc + c)]
                 partial[_u(acc + c)] = value if replaces(value, best, inf_bits) else best
-    for n in range(batch):
+
+
+@njit(cache=True, nogil=True)
+def _stretches(x, y, channels, threads, parallel):
+    """(batch, positions, stretches, scratch for the stretches' maxima) of a channels-last
+    GlobalMaxPool; one stretch per image when serial."""
+    batch = y.shape[0] // channels if channels > 0 else 0
+    positions = x.shape[0] // (batch * channels) if batch * channels > 0 else 0
+    stretches = max(1, min(positions, 4 * threads)) if parallel else 1
+    return batch, positions, stretches, np.empty(batch * stretches * channels, dtype=x.dtype)
+
+
+@njit(cache=True, nogil=True)
+def _fold_stretches(partial, y, channels, stretches, inf_bits):
+    """y[n*C + c] = the first maximum over the stretches of image n, in order."""
+    for n in range(y.shape[0] // channels if channels > 0 else 0):
         for c in range(channels):
             best = partial[n * stretches * channels + c]
             for s in range(1, stretches):
                 value = partial[(n * stretches + s) * channels + c]
                 best = value if replaces(value, best, inf_bits) else best
             y[n * channels + c] = best
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def global_max_nhwc(x, y, channels, inf_bits, fill, threads):
+    """GlobalMaxPool, channels last: x (N * P * C,) flat -> y (N * C,). Each task folds a
+    stretch of positions; the stretches are then folded in order (earlier stretches win
+    ties, as in one sequential scan)."""
+    batch, positions, stretches, partial = _stretches(x, y, channels, threads, True)
+    tasks = batch * stretches
+    chunks = min(tasks, 4 * threads)
+    for chunk in prange(chunks):
+        _global_max_stretches(
+            x,
+            partial,
+            positions,
+            channels,
+            stretches,
+            inf_bits,
+            fill,
+            chunk * tasks // chunks,
+            (chunk + 1) * tasks // chunks,
+        )
+    _fold_stretches(partial, y, channels, stretches, inf_bits)
+
+
+@njit(cache=True, nogil=True)
+def global_max_nhwc_serial(x, y, channels, inf_bits, fill, threads):
+    """global_max_nhwc on the calling thread, for small inputs."""
+    batch, positions, _, partial = _stretches(x, y, channels, threads, False)
+    _global_max_stretches(x, partial, positions, channels, 1, inf_bits, fill, 0, batch)
+    _fold_stretches(partial, y, channels, 1, inf_bits)

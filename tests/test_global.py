@@ -9,8 +9,8 @@ from reference import ref_global_lp_pool, ref_global_max_pool
 
 import fastpool
 
-SPATIAL = [(7,), (4, 5), (3, 2, 4), (2, 3, 2, 2), (0, 3)]
-SPATIAL_IDS = ["1d", "2d", "3d", "4d", "empty-spatial"]
+SPATIAL = [(7,), (4, 5), (3, 2, 4), (2, 3, 2, 2), (0, 3), (13, 11), (200,)]
+SPATIAL_IDS = ["1d", "2d", "3d", "4d", "empty-spatial", "2d-143", "1d-200"]
 
 
 def make(layout, spatial, dtype, seed=0, batch=2, channels=3, specials=True):
@@ -21,14 +21,14 @@ def make(layout, spatial, dtype, seed=0, batch=2, channels=3, specials=True):
 @pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
 @pytest.mark.parametrize("spatial", SPATIAL, ids=SPATIAL_IDS)
 @pytest.mark.parametrize("dtype", ALL_DTYPES, ids=DTYPE_IDS)
-def test_global_max_pool(layout, spatial, dtype):
+def test_global_max_pool(layout, spatial, dtype, entry):
     for seed in range(3):
         x = make(layout, spatial, dtype, seed)
         assert_identical(fastpool.global_max_pool(x, layout=layout), ref_global_max_pool(x, layout))
 
 
 @pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
-def test_global_max_pool_empty_batch_and_channels(layout):
+def test_global_max_pool_empty_batch_and_channels(layout, entry):
     for batch, channels in ((0, 3), (2, 0)):
         x = make(layout, (4, 4), np.float32, batch=batch, channels=channels)
         y = fastpool.global_max_pool(x, layout=layout)
@@ -57,7 +57,7 @@ def assert_close(actual, expected, dtype):
 @pytest.mark.parametrize("spatial", SPATIAL, ids=SPATIAL_IDS)
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=[d.name for d in FLOAT_DTYPES])
 @pytest.mark.parametrize("p", [2, 1, 3, 0.5, 2.5, 7])
-def test_global_lp_pool(layout, spatial, dtype, p):
+def test_global_lp_pool(layout, spatial, dtype, p, entry):
     for seed in range(2):
         x = make(layout, spatial, dtype, seed, specials=seed == 1)
         assert_close(
@@ -68,7 +68,7 @@ def test_global_lp_pool(layout, spatial, dtype, p):
 @pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=[d.name for d in FLOAT_DTYPES])
 @pytest.mark.parametrize("p", [1, 2, 3, 50])
-def test_global_lp_pool_overflow_and_underflow_safe(layout, dtype, p):
+def test_global_lp_pool_overflow_and_underflow_safe(layout, dtype, p, entry):
     """Huge and tiny inputs whose norm is representable give finite, accurate results."""
     info = np.finfo(np.float32 if dtype == BFLOAT16 else dtype)
     for scale in (float(info.max) / 4, float(info.tiny) * 4, float(info.smallest_subnormal)):
@@ -84,7 +84,7 @@ def test_global_lp_pool_overflow_and_underflow_safe(layout, dtype, p):
 
 
 @pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
-def test_global_lp_pool_special_values(layout):
+def test_global_lp_pool_special_values(layout, entry):
     x = np.ones((1, 4, 3, 3), dtype=np.float32)
     x[0, 0, 1, 1] = np.nan
     x[0, 1, 0, 0] = np.inf
