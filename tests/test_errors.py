@@ -134,3 +134,26 @@ def test_global_layout_error():
         fastpool.global_max_pool(X, layout="CHW")
     with pytest.raises(ValueError, match=r"layout must be 'NCHW' or 'NHWC'"):
         fastpool.global_lp_pool(X, layout=None)
+
+
+@pytest.mark.parametrize(
+    ("bad", "message"),
+    [
+        (dict(kernel_shape=[2.0, 2]), r"kernel_shape\[0\] must be a positive integer, got 2.0"),
+        (dict(kernel_shape=[True, 2]), r"kernel_shape\[0\] must be a positive integer, got True"),
+        (dict(kernel_shape=[2, 2], strides=[1.0, 1]), r"strides\[0\] must be a positive"),
+        (dict(kernel_shape=[2, 2], ceil_mode=0.0), r"ceil_mode must be 0 or 1, got 0.0"),
+        (dict(kernel_shape=[2, 2], storage_order=0.0), r"storage_order must be 0 or 1"),
+    ],
+)
+def test_cached_plans_never_accept_equal_but_invalid_values(bad, message):
+    """A valid call caches its plan; an invalid one that compares equal still raises."""
+    good = {
+        key: (type(value)(int(v) for v in value) if isinstance(value, list) else 0)
+        for key, value in bad.items()
+    }
+    good["kernel_shape"] = [2, 2]
+    kwargs = dict(bad)
+    fastpool.max_pool(X, good.pop("kernel_shape"), **good)
+    with pytest.raises(ValueError, match=message):
+        fastpool.max_pool(X, kwargs.pop("kernel_shape"), **kwargs)
