@@ -1,8 +1,23 @@
-"""``python -m fastpool``: the self-check (see fastpool._selfcheck)."""
+"""``python -m fastpool``: the self-check; ``python -m fastpool bench``: the benchmark."""
 
 import sys
 
-from fastpool._selfcheck import main
+
+def _main(argv: list[str]) -> int:
+    if argv[:1] == ["bench"]:
+        from fastpool._bench import main
+
+        return main(argv[1:])
+    if argv:
+        print(
+            "usage: python -m fastpool [bench [--json] [--quick] [--dtype D] [--indices]]",
+            file=sys.stderr,
+        )
+        return 2
+    from fastpool._selfcheck import main
+
+    return main()
+
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(_main(sys.argv[1:]))

@@ -1,0 +1,219 @@
+"""``python -m fastpool bench``: fastpool against its peers on a CNN pooling workload.
+
+The workload is every distinct MaxPool layer of the nine CNNs shipped in the onnx wheel
+(``onnx/backend/test/data/light``, input shapes found with onnx's shape inference), at batch 1
+and batch 8, plus 1-D, 3-D, dilated, large-kernel and ceil-mode layers. Peers: onnxruntime
+(its default CPU settings) and torch when they are installed. Each peer is timed in
+alternating blocks, with a pause between blocks so that one library's spinning worker
+threads do not steal the other's cores; the figure is the median over the blocks.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import pathlib
+import sys
+import time
+from typing import NamedTuple
+
+import numpy as np
+
+import fastpool
+
+
+class Case(NamedTuple):
+    name: str
+    shape: tuple  # NCHW input shape
+    attrs: dict  # MaxPool attributes
+
+
+def cnn_cases(batch: int = 1) -> list[Case]:
+    """The distinct MaxPool layers of the CNNs in onnx's test data (needs onnx)."""
+    import onnx
+    from onnx import helper, shape_inference
+
+    root = pathlib.Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
+    found: dict = {}
+    for path in sorted(root.glob("*.onnx")):
+        model = shape_inference.infer_shapes(onnx.load(str(path)))
+        shapes = {
+            info.name: tuple(d.dim_value for d in info.type.tensor_type.shape.dim)
+            for info in [*model.graph.value_info, *model.graph.input]
+        }
+        for node in model.graph.node:
+            if node.op_type != "MaxPool":
+                continue
+            attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+            shape = (batch, *shapes[node.input[0]][1:])
+            key = (shape, repr(sorted(attrs.items())))
+            model_name = path.stem.removeprefix("light_")
+            found.setdefault(key, Case(f"{model_name} {_describe(shape, attrs)}", shape, attrs))
+    return list(found.values())
+
+
+def extra_cases(batch: int = 1) -> list[Case]:
+    """Shapes beyond image CNNs: 1-D, 3-D, dilated, large kernels, ceil mode."""
+    cases = [
+        ((batch, 64, 16000), dict(kernel_shape=[4], strides=[2], pads=[1, 1])),
+        ((batch, 16, 32, 64, 64), dict(kernel_shape=[2, 2, 2], strides=[2, 2, 2])),
+        ((batch, 32, 16, 56, 56), dict(kernel_shape=[3, 3, 3], strides=[2, 2, 2],
+                                       pads=[1, 1, 1, 1, 1, 1])),
+        ((batch, 64, 56, 56), dict(kernel_shape=[3, 3], dilations=[2, 2], pads=[2, 2, 2, 2])),
+        ((batch, 256, 13, 13), dict(kernel_shape=[5, 5], pads=[2, 2, 2, 2])),
+        ((batch, 256, 13, 13), dict(kernel_shape=[13, 13], pads=[6, 6, 6, 6])),
+        ((batch, 64, 112, 112), dict(kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1)),
+    ]  # fmt: skip
+    return [Case(f"extra {_describe(shape, attrs)}", shape, attrs) for shape, attrs in cases]
+
+
+def _describe(shape, attrs) -> str:
+    kernel = "x".join(map(str, attrs["kernel_shape"]))
+    parts = [f"{'x'.join(map(str, shape))} k{kernel}"]
+    if any(s != 1 for s in attrs.get("strides", [1])):
+        parts.append("s" + "x".join(map(str, attrs["strides"])))
+    if any(attrs.get("pads", [0])):
+        parts.append("p" + ",".join(map(str, attrs["pads"])))
+    if any(d != 1 for d in attrs.get("dilations", [1])):
+        parts.append("d" + "x".join(map(str, attrs["dilations"])))
+    if attrs.get("ceil_mode"):
+        parts.append("ceil")
+    return " ".join(parts)
+
+
+def _onnxruntime_call(case: Case, x: np.ndarray, indices: bool):
+    try:
+        import onnxruntime
+        from onnx import TensorProto, helper
+    except ImportError:
+        return None
+    element = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.uint8): TensorProto.UINT8,
+               np.dtype(np.int8): TensorProto.INT8}.get(x.dtype)  # fmt: skip
+    if element is None or len(case.shape) > 5:
+        return None
+    outputs = [helper.make_tensor_value_info("Y", element, None)]
+    if indices:
+        outputs.append(helper.make_tensor_value_info("I", TensorProto.INT64, None))
+    node = helper.make_node("MaxPool", ["X"], [o.name for o in outputs], **case.attrs)
+    graph = helper.make_graph(
+        [node], "bench", [helper.make_tensor_value_info("X", element, list(x.shape))], outputs
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    model.ir_version = 10
+    session = onnxruntime.InferenceSession(
+        model.SerializeToString(), providers=["CPUExecutionProvider"]
+    )
+    return lambda: session.run(None, {"X": x})
+
+
+def _torch_call(case: Case, x: np.ndarray, indices: bool):
+    try:
+        import torch
+    except ImportError:
+        return None
+    rank = len(case.shape) - 2
+    pads = case.attrs.get("pads", [0] * 2 * rank)
+    kernel = case.attrs["kernel_shape"]
+    if x.dtype != np.float32 or rank > 3 or pads[:rank] != pads[rank:]:
+        return None
+    if any(p > k // 2 for p, k in zip(pads[:rank], kernel)):
+        return None  # torch allows pad <= kernel / 2 only
+    pool = getattr(torch.nn.functional, f"max_pool{rank}d")
+    tensor = torch.from_numpy(x)
+    kwargs = dict(
+        kernel_size=kernel,
+        stride=case.attrs.get("strides", [1] * rank),
+        padding=pads[:rank],
+        dilation=case.attrs.get("dilations", [1] * rank),
+        ceil_mode=bool(case.attrs.get("ceil_mode", 0)),
+        return_indices=indices,
+    )
+    return lambda: pool(tensor, **kwargs)
+
+
+def _time_blocks(calls: dict, blocks: int, block_seconds: float) -> dict:
+    """Median seconds per call of each callable, over alternating blocks."""
+    numbers = {}
+    for name, call in calls.items():
+        call()
+        start = time.perf_counter()
+        call()
+        once = max(time.perf_counter() - start, 1e-7)
+        numbers[name] = max(1, int(block_seconds / once))
+    results = {name: [] for name in calls}
+    collecting = gc.isenabled()
+    gc.disable()  # as timeit does: a collection inside a block is not the call's cost
+    try:
+        for _ in range(blocks):
+            for name, call in calls.items():
+                time.sleep(0.1)  # let the previous library's worker threads go idle
+                start = time.perf_counter()
+                for _ in range(numbers[name]):
+                    call()
+                results[name].append((time.perf_counter() - start) / numbers[name])
+    finally:
+        if collecting:
+            gc.enable()
+    return {name: float(np.median(times)) for name, times in results.items()}
+
+
+def run(quick: bool = False, dtype: str = "float32", indices: bool = False, out=sys.stderr):
+    """Time every case; yields one result dict per case as it goes."""
+    cases = []
+    for batch in (1,) if quick else (1, 8):
+        try:
+            cases += cnn_cases(batch)
+        except ImportError:
+            print("onnx is not installed: the CNN workload is skipped", file=out)
+        cases += extra_cases(batch)
+    if quick:
+        cases = cases[:3]
+    rng = np.random.default_rng(0)
+    for i, case in enumerate(cases):
+        if np.dtype(dtype).kind == "f":
+            x = rng.standard_normal(case.shape).astype(dtype)
+        else:
+            x = rng.integers(-128, 128, case.shape).astype(dtype)
+        calls = {"fastpool": lambda x=x, case=case: fastpool.max_pool(
+            x, return_indices=indices, **case.attrs)}  # fmt: skip
+        for peer, make in (("onnxruntime", _onnxruntime_call), ("torch", _torch_call)):
+            call = make(case, x, indices)
+            if call is not None:
+                calls[peer] = call
+        times = _time_blocks(calls, blocks=3 if quick else 7, block_seconds=0.05 if quick else 0.1)
+        print(f"[{i + 1}/{len(cases)}] {case.name}", file=out, flush=True)
+        yield dict(case=case.name, shape=list(case.shape), attrs=case.attrs, dtype=dtype,
+                   indices=indices, seconds=times)  # fmt: skip
+
+
+def main(argv: list[str]) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m fastpool bench", description=__doc__)
+    parser.add_argument("--json", action="store_true", help="print JSON lines, for machines")
+    parser.add_argument("--quick", action="store_true", help="a few cases, short blocks")
+    parser.add_argument("--dtype", default="float32", choices=["float32", "uint8", "int8"])
+    parser.add_argument("--indices", action="store_true", help="time the Indices output too")
+    args = parser.parse_args(argv)
+    rows = []
+    for result in run(args.quick, args.dtype, args.indices):
+        rows.append(result)
+        if args.json:
+            print(json.dumps(result), flush=True)
+        else:
+            ours = result["seconds"]["fastpool"]
+            peers = "  ".join(
+                f"{peer} {t * 1e6:9.1f} us (ratio {ours / t:5.2f})"
+                for peer, t in result["seconds"].items()
+                if peer != "fastpool"
+            )
+            print(f"{result['case']:<52} fastpool {ours * 1e6:9.1f} us  {peers}", flush=True)
+    if not args.json:
+        for peer in ("onnxruntime", "torch"):
+            ratios = [r["seconds"]["fastpool"] / r["seconds"][peer] for r in rows
+                      if peer in r["seconds"]]  # fmt: skip
+            if ratios:
+                geomean = float(np.exp(np.mean(np.log(ratios))))
+                print(f"geometric mean of fastpool / {peer}: {geomean:.2f} "
+                      f"over {len(ratios)} cases")  # fmt: skip
+    return 0
