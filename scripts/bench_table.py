@@ -1,0 +1,86 @@
+"""Regenerate the benchmark table in README.md from a real run.
+
+    python scripts/bench_table.py            # runs `python -m fastpool bench --json`
+    python scripts/bench_table.py run.jsonl  # or reads a saved run
+
+Writes the table between the <!-- bench-table --> markers, with the machine, date and
+command under it.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import pathlib
+import platform
+import subprocess
+import sys
+
+import numpy as np
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+COMMAND = [sys.executable, "-m", "fastpool", "bench", "--json"]
+START, END = "<!-- bench-table -->", "<!-- /bench-table -->"
+
+
+def load(argv):
+    if argv:
+        return [json.loads(line) for line in pathlib.Path(argv[0]).read_text().splitlines()]
+    out = subprocess.run(COMMAND, check=True, capture_output=True, text=True).stdout
+    return [json.loads(line) for line in out.splitlines()]
+
+
+def geomean(values):
+    return float(np.exp(np.mean(np.log(values)))) if values else float("nan")
+
+
+def table(rows):
+    peers = [p for p in ("onnxruntime", "torch") if any(p in r["seconds"] for r in rows)]
+    lines = [
+        "| case | fastpool | " + " | ".join(f"{p} | ratio" for p in peers) + " |",
+        "|---|---:|" + "---:|---:|" * len(peers),
+    ]
+    for r in rows:
+        cells = [r["case"], f"{r['seconds']['fastpool'] * 1e6:,.0f} us"]
+        for p in peers:
+            t = r["seconds"].get(p)
+            cells += (
+                ["-", "-"]
+                if t is None
+                else [f"{t * 1e6:,.0f} us", f"{r['seconds']['fastpool'] / t:.2f}"]
+            )
+        lines.append("| " + " | ".join(cells) + " |")
+    summary = []
+    for p in peers:
+        ratios = [r["seconds"]["fastpool"] / r["seconds"][p] for r in rows if p in r["seconds"]]
+        summary.append(
+            f"fastpool / {p}: geometric mean {geomean(ratios):.2f} over {len(ratios)} cases"
+        )
+    machine = f"{platform.machine()}, {os.cpu_count()} cores, {platform.python_version()}"
+    date = datetime.date.today().isoformat()
+    return "\n".join(
+        [
+            *lines,
+            "",
+            "; ".join(summary) + ".",
+            "",
+            f"Ratios below 1 mean fastpool is faster. Machine: {machine}. Date: {date}. "
+            f"Command: `python -m fastpool bench --json` (float32, values only), "
+            f"tabulated by `python scripts/bench_table.py`.",
+        ]
+    )
+
+
+def main(argv):
+    rows = load(argv)
+    readme = ROOT / "README.md"
+    text = readme.read_text()
+    head, rest = text.split(START, 1)
+    _, tail = rest.split(END, 1)
+    readme.write_text(f"{head}{START}\n{table(rows)}\n{END}{tail}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
