@@ -1,9 +1,15 @@
-"""``python -m fastpool``: the self-check; ``python -m fastpool bench``: the benchmark."""
+"""``python -m fastpool``: the self-check; ``... warmup``: compile every kernel ahead of time;
+``... bench``: the benchmark against onnxruntime and torch."""
 
 import sys
 
 
 def _main(argv: list[str]) -> int:
+    if argv == ["warmup"]:
+        from fastpool._warmup import warmup
+
+        warmup()
+        return 0
     if argv[:1] == ["bench"]:
         from fastpool._bench import main
 

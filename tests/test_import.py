@@ -46,3 +46,25 @@ def test_kernels_are_cached_on_disk():
     )
     cache_dir = pathlib.Path(out.strip())
     assert list(cache_dir.glob("_max_kernels.max_pool_serial*.nbi"))
+
+
+def test_warmup_reaches_every_kernel_entry():
+    out = run_python(
+        """
+        import io, numba
+        import fastpool
+        from fastpool import _lp_kernels, _max_kernels
+        log = io.StringIO()
+        steps = fastpool.warmup(file=log)
+        entries = [
+            (name, f) for module in (_max_kernels, _lp_kernels)
+            for name, f in vars(module).items()
+            if isinstance(f, numba.core.registry.CPUDispatcher) and not name.startswith("_")
+        ]
+        missing = [name for name, f in entries if not f.signatures]
+        print(steps, len(entries), len(missing), log.getvalue().count("warm:"), missing)
+        """
+    )
+    steps, n_entries, n_missing, summary = map(int, out.split()[:4])
+    assert steps == 32 and n_entries >= 10 and summary == 1
+    assert n_missing == 0, out
