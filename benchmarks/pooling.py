@@ -88,30 +88,11 @@ class GlobalPool:
             else:
                 self.call = lambda: np.sqrt((x * x).sum(axis=(2, 3), keepdims=True))
         else:
-            self.call = _onnxruntime_global("GlobalMaxPool" if op == "max" else "GlobalLpPool",
-                                            x)  # fmt: skip
+            op_name = "GlobalMaxPool" if op == "max" else "GlobalLpPool"
+            self.call = _bench.onnxruntime_session(op_name, {}, x)
+            if self.call is None:
+                raise NotImplementedError("onnxruntime is not installed")
         self.call()
 
     def time_global_pool(self, *params):
         self.call()
-
-
-def _onnxruntime_global(op, x):
-    try:
-        import onnxruntime
-        from onnx import TensorProto, helper
-    except ImportError:
-        raise NotImplementedError("onnxruntime is not installed") from None
-    node = helper.make_node(op, ["X"], ["Y"])
-    graph = helper.make_graph(
-        [node],
-        "g",
-        [helper.make_tensor_value_info("X", TensorProto.FLOAT, list(x.shape))],
-        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
-    model.ir_version = 10
-    session = onnxruntime.InferenceSession(
-        model.SerializeToString(), providers=["CPUExecutionProvider"]
-    )
-    return lambda: session.run(None, {"X": x})

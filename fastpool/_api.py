@@ -140,32 +140,12 @@ def max_pool(
     TypeError
         For an unsupported dtype.
     """
-    key = _plan_key(
-        X,
-        kernel_shape,
-        auto_pad,
-        ceil_mode,
-        dilations,
-        pads,
-        storage_order,
-        strides,
-        return_indices,
-        layout,
-    )
+    call = (kernel_shape, auto_pad, ceil_mode, dilations, pads, storage_order, strides,
+            return_indices, layout)  # fmt: skip
+    key = _plan_key(X, *call)
     plan = _PLANS.get(key) if key is not None else None
     if plan is None:
-        plan = _plan_max_pool(
-            X,
-            kernel_shape,
-            auto_pad,
-            ceil_mode,
-            dilations,
-            pads,
-            storage_order,
-            strides,
-            return_indices,
-            layout,
-        )
+        plan = _plan_max_pool(X, *call)
         if key is not None:
             if len(_PLANS) >= _MAX_PLANS:
                 _PLANS.clear()
@@ -403,5 +383,5 @@ def global_lp_pool(X: ArrayLike, p: float = 2, *, layout: Layout = "NCHW") -> np
             kernel = _lp_kernels.global_lp_nchw_serial if serial else _lp_kernels.global_lp_nchw
         else:
             kernel = _lp_kernels.global_lp_nhwc_serial if serial else _lp_kernels.global_lp_nhwc
-        kernel(data.reshape(shape_in), result, p, table, threads)
+        kernel(data.reshape(-1 if layout == "NCHW" else shape_in), result, p, table, threads)
     return result.astype(array.dtype).reshape(out_shape)

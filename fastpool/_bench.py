@@ -81,29 +81,43 @@ def _describe(shape, attrs) -> str:
     return " ".join(parts)
 
 
-def _onnxruntime_call(case: Case, x: np.ndarray, indices: bool):
+def onnxruntime_session(op: str, attrs: dict, x: np.ndarray, outputs: int = 1):
+    """A call running one onnxruntime node on x (default CPU settings), or None when
+    onnxruntime (or onnx) is missing or has no kernel for the dtype or rank."""
     try:
         import onnxruntime
         from onnx import TensorProto, helper
     except ImportError:
         return None
-    element = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.uint8): TensorProto.UINT8,
-               np.dtype(np.int8): TensorProto.INT8}.get(x.dtype)  # fmt: skip
-    if element is None or len(case.shape) > 5:
+    element = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.float64): TensorProto.DOUBLE,
+               np.dtype(np.uint8): TensorProto.UINT8, np.dtype(np.int8): TensorProto.INT8}.get(
+        x.dtype)  # fmt: skip
+    if element is None or x.ndim > 5:
         return None
-    outputs = [helper.make_tensor_value_info("Y", element, None)]
-    if indices:
-        outputs.append(helper.make_tensor_value_info("I", TensorProto.INT64, None))
-    node = helper.make_node("MaxPool", ["X"], [o.name for o in outputs], **case.attrs)
+    names = ["Y", "Indices"][:outputs]
+    value_infos = [helper.make_tensor_value_info("Y", element, None)]
+    if outputs == 2:
+        value_infos.append(helper.make_tensor_value_info("Indices", TensorProto.INT64, None))
+    node = helper.make_node(op, ["X"], names, **attrs)
     graph = helper.make_graph(
-        [node], "bench", [helper.make_tensor_value_info("X", element, list(x.shape))], outputs
+        [node],
+        "fastpool",
+        [helper.make_tensor_value_info("X", element, list(x.shape))],
+        value_infos,
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
     model.ir_version = 10
-    session = onnxruntime.InferenceSession(
-        model.SerializeToString(), providers=["CPUExecutionProvider"]
-    )
+    try:
+        session = onnxruntime.InferenceSession(
+            model.SerializeToString(), providers=["CPUExecutionProvider"]
+        )
+    except Exception:  # onnxruntime has no kernel for this op, dtype or rank
+        return None
     return lambda: session.run(None, {"X": x})
+
+
+def _onnxruntime_call(case: Case, x: np.ndarray, indices: bool):
+    return onnxruntime_session("MaxPool", case.attrs, x, 2 if indices else 1)
 
 
 def _torch_call(case: Case, x: np.ndarray, indices: bool):

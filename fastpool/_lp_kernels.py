@@ -1,8 +1,9 @@
 """GlobalLpPool kernels: loops only.
 
-One pass accumulates ``sum |x|^p`` and ``max |x|`` in float64. Only when that sum overflowed
-or fell into the range where float64 loses precision does a second pass rescale by the
-maximum: ``m * (sum (|x|/m)^p) ** (1/p)``, which is finite whenever the true result is.
+One pass sums ``|x|^p`` in float64 (vectorised: the sum may be reassociated). That sum gives
+the answer unless it overflowed, underflowed or fell where float64 loses bits; then a second
+pass finds the largest magnitude m and computes ``m * (sum (|x|/m)^p) ** (1/p)``, which is
+finite whenever the true result is (and is +inf or 0 when m is).
 """
 
 from __future__ import annotations
@@ -12,7 +13,11 @@ import math
 import numpy as np
 from numba import njit, prange
 
+from fastpool._config import SUM_FASTMATH
 from fastpool._ordering import to_float
+
+# Unsigned indices spare numba's negative-index wraparound, which blocks vectorisation.
+_u = np.uint64
 
 # Below this a float64 sum of powers may have lost bits to underflow: rescale instead.
 _SMALLEST_SAFE_SUM = 1e-280
@@ -37,46 +42,58 @@ def _root(total, p):
 
 
 @njit(cache=True, nogil=True)
-def _needs_rescale(total, largest):
-    """Whether the direct sum cannot give the answer (NaN, zero and inf inputs can)."""
-    if total != total or largest == 0.0 or largest == math.inf:
-        return False
-    return not (_SMALLEST_SAFE_SUM <= total < math.inf)
+def _direct(total):
+    """Whether the plain sum gives the answer (a NaN sum is the NaN answer)."""
+    return total != total or _SMALLEST_SAFE_SUM <= total < math.inf
 
 
 @njit(cache=True, nogil=True)
-def _direct_result(total, largest, p):
-    if total != total:
-        return math.nan
-    if largest == math.inf:
-        return math.inf
-    return _root(total, p)
+def _rescaled(x, at, count, step, p, lut):
+    """The Lp norm of x[at], x[at + step], ... (count values), rescaled by the largest."""
+    largest = 0.0
+    for i in range(count):
+        magnitude = abs(to_float(x[at + i * step], lut))
+        largest = magnitude if magnitude > largest else largest
+    if largest == 0.0 or largest == math.inf:
+        return largest
+    scaled = 0.0
+    for i in range(count):
+        scaled += _power(abs(to_float(x[at + i * step], lut)) / largest, p)
+    return largest * _root(scaled, p)
+
+
+@njit(cache=True, nogil=True, fastmath=SUM_FASTMATH)
+def _power_sum(x, at, count, p, lut):
+    """sum |x[at + i]|^p for i < count, in float64, with loops of their own for p 1 and 2."""
+    total = 0.0
+    if p == 2.0:
+        for i in range(count):
+            value = to_float(x[_u(at + i)], lut)
+            total += value * value
+    elif p == 1.0:
+        for i in range(count):
+            total += abs(to_float(x[_u(at + i)], lut))
+    else:
+        for i in range(count):
+            total += abs(to_float(x[_u(at + i)], lut)) ** p
+    return total
 
 
 @njit(cache=True, nogil=True)
 def _lp_planes(x, y, p, lut, first, last):
-    """Planes first..last-1 of x (planes, P) -> y (planes,) float64."""
-    plane_size = x.shape[1]
+    """Planes first..last-1 of x (planes * P,) flat -> y (planes,) float64."""
+    size = x.shape[0] // y.shape[0]
     for plane in range(first, last):
-        total = 0.0
-        largest = 0.0
-        for i in range(plane_size):
-            magnitude = abs(to_float(x[plane, i], lut))
-            total += _power(magnitude, p)
-            largest = max(largest, magnitude)
-        if _needs_rescale(total, largest):
-            scaled = 0.0
-            for i in range(plane_size):
-                scaled += _power(abs(to_float(x[plane, i], lut)) / largest, p)
-            y[plane] = largest * _root(scaled, p)
-        else:
-            y[plane] = _direct_result(total, largest, p)
+        total = _power_sum(x, plane * size, size, p, lut)
+        y[plane] = (
+            _root(total, p) if _direct(total) else _rescaled(x, plane * size, size, 1, p, lut)
+        )
 
 
 @njit(parallel=True, cache=True, nogil=True)
 def global_lp_nchw(x, y, p, lut, threads):
     """GlobalLpPool, channels first, in parallel over chunks of planes."""
-    planes = x.shape[0]
+    planes = y.shape[0]
     chunks = min(planes, 4 * threads)
     for chunk in prange(chunks):
         _lp_planes(x, y, p, lut, chunk * planes // chunks, (chunk + 1) * planes // chunks)
@@ -85,31 +102,33 @@ def global_lp_nchw(x, y, p, lut, threads):
 @njit(cache=True, nogil=True)
 def global_lp_nchw_serial(x, y, p, lut, threads):
     """global_lp_nchw on the calling thread, for small inputs."""
-    _lp_planes(x, y, p, lut, 0, x.shape[0])
+    _lp_planes(x, y, p, lut, 0, y.shape[0])
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, fastmath=SUM_FASTMATH)
 def _lp_images(x, y, p, lut, first, last):
     """Images first..last-1 of x (N, P, C) -> y (N, C) float64, channels innermost."""
     plane_size, channels = x.shape[1], x.shape[2]
     total = np.zeros(channels)
-    largest = np.zeros(channels)
+    flat = x.reshape(-1)
     for n in range(first, last):
         total[:] = 0.0
-        largest[:] = 0.0
         for i in range(plane_size):
-            for c in range(channels):
-                magnitude = abs(to_float(x[n, i, c], lut))
-                total[c] += _power(magnitude, p)
-                largest[c] = max(largest[c], magnitude)
-        for c in range(channels):
-            if _needs_rescale(total[c], largest[c]):
-                scaled = 0.0
-                for i in range(plane_size):
-                    scaled += _power(abs(to_float(x[n, i, c], lut)) / largest[c], p)
-                y[n, c] = largest[c] * _root(scaled, p)
+            at = (n * plane_size + i) * channels
+            if p == 2.0:
+                for c in range(channels):
+                    value = to_float(flat[_u(at + c)], lut)
+                    total[_u(c)] += value * value
             else:
-                y[n, c] = _direct_result(total[c], largest[c], p)
+                for c in range(channels):
+                    total[_u(c)] += _power(abs(to_float(flat[_u(at + c)], lut)), p)
+        for c in range(channels):
+            if _direct(total[c]):
+                y[n, c] = _root(total[c], p)
+            else:
+                y[n, c] = _rescaled(
+                    flat, n * plane_size * channels + c, plane_size, channels, p, lut
+                )
 
 
 @njit(parallel=True, cache=True, nogil=True)

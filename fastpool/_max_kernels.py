@@ -40,7 +40,7 @@ from fastpool._attrs import (
     PADS_BEGIN,
     STRIDES,
 )
-from fastpool._ordering import greater, may_be_nan, replaces
+from fastpool._ordering import greater, is_nan, may_be_nan, order_key, replaces
 
 # Indexing with unsigned integers spares numba's negative-index wraparound, which would
 # otherwise keep LLVM from vectorising the loops.
@@ -326,48 +326,44 @@ def max_pool_serial(x, y, indices, want, shape, geo, taps, order, inf_bits, fill
 
 # ---- GlobalMaxPool ----------------------------------------------------------------------
 
-# A plane is reduced in LANES interleaved lanes (vectorised), each remembering where its
-# maximum was, so that the lanes combine into exactly the sequential scan's answer.
+# A plane is reduced in LANES interleaved lanes, which vectorises.
 LANES = 64
 
 
 @njit(cache=True, nogil=True)
-def _plane_max(values, at, size, inf_bits, fill, lane_best, lane_at):
-    """The maximum of values[at:at + size], first maximum and first NaN winning."""
+def _plane_max(values, at, size, inf_bits, fill, lane_best):
+    """The maximum of values[at:at + size], first maximum and first NaN winning.
+
+    Without NaN, LANES interleaved lanes keep their maxima (vectorised) and the best lane
+    wins; equal keys have equal bits except -0.0/+0.0 and 16-bit NaNs, so a plane whose
+    maximum is a zero or a NaN (or that holds a float NaN) is scanned exactly, in order.
+    """
     if size == 0:
         return fill
     has_nan = False
     for i in range(size):
         has_nan |= may_be_nan(values[_u(at + i)], inf_bits)
-    for k in range(min(size, LANES)):
-        lane_best[k] = values[_u(at + k)]
-        lane_at[k] = k
-    for block_start in range(LANES, size - LANES + 1, LANES):
-        if has_nan:
-            for k in range(LANES):
-                value = values[_u(at + block_start + k)]
-                if replaces(value, lane_best[_u(k)], inf_bits):
-                    lane_best[_u(k)] = value
-                    lane_at[_u(k)] = block_start + k
-        else:
+    if not has_nan:
+        for k in range(min(size, LANES)):
+            lane_best[k] = values[_u(at + k)]
+        for block_start in range(LANES, size - LANES + 1, LANES):
             for k in range(LANES):
                 value = values[_u(at + block_start + k)]
                 best = lane_best[_u(k)]
-                take = greater(value, best, inf_bits)
-                lane_best[_u(k)] = value if take else best
-                lane_at[_u(k)] = block_start + k if take else lane_at[_u(k)]
-    tail = max(LANES, size - size % LANES)
-    for i in range(tail, size):
-        k = i - tail
-        if replaces(values[at + i], lane_best[k], inf_bits):
-            lane_best[k] = values[at + i]
-            lane_at[k] = i
-    best, best_at = lane_best[0], lane_at[0]
-    for k in range(1, min(size, LANES)):
-        value, position = lane_best[k], lane_at[k]
-        tie = not replaces(best, value, inf_bits)  # neither beats the other
-        if replaces(value, best, inf_bits) or (tie and position < best_at):
-            best, best_at = value, position
+                lane_best[_u(k)] = value if greater(value, best, inf_bits) else best
+        tail = max(LANES, size - size % LANES)
+        for i in range(tail, size):
+            if greater(values[at + i], lane_best[i - tail], inf_bits):
+                lane_best[i - tail] = values[at + i]
+        best = lane_best[0]
+        for k in range(1, min(size, LANES)):
+            best = lane_best[k] if greater(lane_best[k], best, inf_bits) else best
+        if order_key(best, inf_bits) != 0 and not is_nan(best, inf_bits):
+            return best
+    best = values[at]
+    for i in range(1, size):
+        if replaces(values[at + i], best, inf_bits):
+            best = values[at + i]
     return best
 
 
@@ -377,9 +373,8 @@ def _global_max_planes(x, y, inf_bits, fill, first, last):
     planes = y.shape[0]
     size = x.shape[0] // planes if planes > 0 else 0
     lane_best = np.empty(LANES, dtype=x.dtype)
-    lane_at = np.empty(LANES, dtype=np.int64)
     for plane in range(first, last):
-        y[plane] = _plane_max(x, plane * size, size, inf_bits, fill, lane_best, lane_at)
+        y[plane] = _plane_max(x, plane * size, size, inf_bits, fill, lane_best)
 
 
 @njit(parallel=True, cache=True, nogil=True)

@@ -6,17 +6,29 @@ numpy and, when installed, onnxruntime on a typical CNN layer. Exit status 1 on 
 
 from __future__ import annotations
 
+import gc
 import sys
 import time
 
 import numpy as np
 
 import fastpool
+from fastpool._bench import onnxruntime_session
 from fastpool._examples import EXAMPLES, Example
 
 
 def _time_call(call, min_seconds=0.05, repeats=5) -> float:
-    """Median seconds per call over a few blocks of calls."""
+    """Median seconds per call over a few blocks of calls (garbage collector off)."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _median_block(call, min_seconds, repeats)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _median_block(call, min_seconds, repeats) -> float:
     call()
     number = 1
     while True:
@@ -82,27 +94,6 @@ def numpy_max_pool(x, kernel, strides, pads):
     return windows.max(axis=tuple(range(x.ndim, windows.ndim)))
 
 
-def _onnxruntime_session(op, attrs, x):
-    try:
-        import onnxruntime
-        from onnx import TensorProto, helper
-    except ImportError:
-        return None
-    node = helper.make_node(op, ["X"], ["Y"], **attrs)
-    graph = helper.make_graph(
-        [node],
-        "selfcheck",
-        [helper.make_tensor_value_info("X", TensorProto.FLOAT, list(x.shape))],
-        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
-    model.ir_version = 10
-    session = onnxruntime.InferenceSession(
-        model.SerializeToString(), providers=["CPUExecutionProvider"]
-    )
-    return lambda: session.run(None, {"X": x})
-
-
 def _timings():
     """(label, fastpool s, numpy s, onnxruntime s or None, agree) on typical layers."""
     rng = np.random.default_rng(0)
@@ -110,7 +101,7 @@ def _timings():
     attrs = dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
     y = fastpool.max_pool(x, **attrs)
     peer_y = numpy_max_pool(x, attrs["kernel_shape"], attrs["strides"], attrs["pads"])
-    ort = _onnxruntime_session("MaxPool", attrs, x)
+    ort = onnxruntime_session("MaxPool", attrs, x)
     rows = [
         (
             "MaxPool 1x64x112x112 float32, 3x3 s2 p1",
@@ -121,7 +112,7 @@ def _timings():
         )
     ]
     x = rng.standard_normal((8, 256, 14, 14)).astype(np.float32)
-    ort = _onnxruntime_session("GlobalMaxPool", {}, x)
+    ort = onnxruntime_session("GlobalMaxPool", {}, x)
     rows.append(
         (
             "GlobalMaxPool 8x256x14x14 float32",
@@ -131,7 +122,7 @@ def _timings():
             bool(np.array_equal(fastpool.global_max_pool(x), x.max(axis=(2, 3), keepdims=True))),
         )
     )
-    ort = _onnxruntime_session("GlobalLpPool", {"p": 2}, x)
+    ort = onnxruntime_session("GlobalLpPool", {"p": 2}, x)
     reference = np.sqrt((x.astype(np.float64) ** 2).sum(axis=(2, 3), keepdims=True))
     rows.append(
         (
