@@ -106,13 +106,18 @@ def _max_pool_tasks(
             if want:
                 window_cols = np.empty((r_hi - r_lo) * out_length, dtype=np.int64)
 
-        # 1. window maxima along the last axis, for each input row
+        # 1. window maxima along the last axis, for each input row (the rows are contiguous,
+        # so one sweep tells whether any holds a NaN; if one does, each row is checked)
+        any_nan = False
+        for i in range((plane * rows + r_lo) * row_length, (plane * rows + r_hi) * row_length):
+            any_nan |= may_be_nan(x[_u(i)], inf_bits)
         for r in range(r_lo, r_hi):
             xa = (plane * rows + r) * row_length
             wa = (r - r_lo) * out_length
             has_nan = False
-            for i in range(row_length):
-                has_nan |= may_be_nan(x[_u(xa + i)], inf_bits)
+            if any_nan:
+                for i in range(row_length):
+                    has_nan |= may_be_nan(x[_u(xa + i)], inf_bits)
             row_has_nan[r - r_lo] = has_nan
             exact = want or has_nan
             if block > 1:  # channels last: vectorised along the channels
