@@ -4,7 +4,8 @@
     python scripts/bench_table.py run.jsonl  # or reads a saved run
 
 Writes the table between the <!-- bench-table --> markers, with the machine, date and
-command under it.
+command under it, and a bar chart of the ratios to docs/benchmark.png (needs matplotlib,
+in the bench extra).
 """
 
 from __future__ import annotations
@@ -72,8 +73,38 @@ def table(rows):
     )
 
 
+def chart(rows, path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot as plt
+
+    peers = [p for p in ("onnxruntime", "torch") if any(p in r["seconds"] for r in rows)]
+    fig, ax = plt.subplots(figsize=(9, 0.18 * len(rows) + 1.5))
+    positions = np.arange(len(rows))
+    height = 0.8 / len(peers)
+    for k, peer in enumerate(peers):
+        ratios = [r["seconds"]["fastpool"] / r["seconds"][peer] if peer in r["seconds"]
+                  else np.nan for r in rows]  # fmt: skip
+        ax.barh(positions + k * height, ratios, height, label=f"fastpool / {peer}")
+    ax.axvline(1.0, color="black", linewidth=0.8)
+    ax.set_xscale("log")
+    ax.set_yticks(positions + height * (len(peers) - 1) / 2)
+    ax.set_yticklabels([r["case"] for r in rows], fontsize=6)
+    ax.invert_yaxis()
+    ax.set_xlabel("time ratio (below 1: fastpool is faster)")
+    ax.legend(loc="lower right", fontsize=7)
+    fig.tight_layout()
+    path.parent.mkdir(exist_ok=True)
+    fig.savefig(path, dpi=110)
+
+
 def main(argv):
     rows = load(argv)
+    try:
+        chart(rows, ROOT / "docs" / "benchmark.png")
+    except ImportError:
+        print("matplotlib is not installed: no chart", file=sys.stderr)
     readme = ROOT / "README.md"
     text = readme.read_text()
     head, rest = text.split(START, 1)
