@@ -171,8 +171,15 @@ def _time_blocks(calls: dict, blocks: int, block_seconds: float) -> dict:
     return {name: float(np.median(times)) for name, times in results.items()}
 
 
-def run(quick: bool = False, dtype: str = "float32", indices: bool = False, out=sys.stderr):
-    """Time every case; yields one result dict per case as it goes."""
+def run(
+    quick: bool = False,
+    dtype: str = "float32",
+    indices: bool = False,
+    out=sys.stderr,
+    layout: str = "NCHW",
+):
+    """Time every case; yields one result dict per case as it goes. With layout "NHWC",
+    fastpool pools the channels-last copy of the data and the peers the NCHW original."""
     cases = []
     for batch in (1,) if quick else (1, 8):
         try:
@@ -188,8 +195,9 @@ def run(quick: bool = False, dtype: str = "float32", indices: bool = False, out=
             x = rng.standard_normal(case.shape).astype(dtype)
         else:
             x = rng.integers(-128, 128, case.shape).astype(dtype)
-        calls = {"fastpool": lambda x=x, case=case: fastpool.max_pool(
-            x, return_indices=indices, **case.attrs)}  # fmt: skip
+        ours = x if layout == "NCHW" else np.ascontiguousarray(np.moveaxis(x, 1, -1))
+        calls = {"fastpool": lambda x=ours, case=case: fastpool.max_pool(
+            x, return_indices=indices, layout=layout, **case.attrs)}  # fmt: skip
         for peer, make in (("onnxruntime", _onnxruntime_call), ("torch", _torch_call)):
             call = make(case, x, indices)
             if call is not None:
@@ -197,7 +205,7 @@ def run(quick: bool = False, dtype: str = "float32", indices: bool = False, out=
         times = _time_blocks(calls, blocks=3 if quick else 7, block_seconds=0.05 if quick else 0.1)
         print(f"[{i + 1}/{len(cases)}] {case.name}", file=out, flush=True)
         yield dict(case=case.name, shape=list(case.shape), attrs=case.attrs, dtype=dtype,
-                   indices=indices, seconds=times)  # fmt: skip
+                   indices=indices, layout=layout, seconds=times)  # fmt: skip
 
 
 def main(argv: list[str]) -> int:
@@ -208,9 +216,11 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--quick", action="store_true", help="a few cases, short blocks")
     parser.add_argument("--dtype", default="float32", choices=["float32", "uint8", "int8"])
     parser.add_argument("--indices", action="store_true", help="time the Indices output too")
+    parser.add_argument("--layout", default="NCHW", choices=["NCHW", "NHWC"],
+                        help="fastpool's layout (the peers always get NCHW)")  # fmt: skip
     args = parser.parse_args(argv)
     rows = []
-    for result in run(args.quick, args.dtype, args.indices):
+    for result in run(args.quick, args.dtype, args.indices, layout=args.layout):
         rows.append(result)
         if args.json:
             print(json.dumps(result), flush=True)

@@ -35,9 +35,10 @@ def test_peers_compute_the_same_values():
         np.testing.assert_array_equal(np.asarray(theirs), ours)
 
 
-def test_bench_command_quick_json():
+@pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
+def test_bench_command_quick_json(layout):
     result = subprocess.run(
-        [sys.executable, "-m", "fastpool", "bench", "--quick", "--json"],
+        [sys.executable, "-m", "fastpool", "bench", "--quick", "--json", "--layout", layout],
         capture_output=True,
         text=True,
         timeout=600,
@@ -47,4 +48,5 @@ def test_bench_command_quick_json():
     assert len(rows) == 3
     for row in rows:
         assert row["seconds"]["fastpool"] > 0
+        assert row["layout"] == layout
     assert "[3/3]" in result.stderr  # progress goes to stderr
