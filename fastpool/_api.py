@@ -281,14 +281,14 @@ def _execute(plan: _Plan, array: np.ndarray):
 
 
 def _global_shapes(array: np.ndarray, layout: str):
-    """(kernel input shape, kernel output shape, output shape) of a global pooling call."""
+    """(kernel output shape, output shape) of a global pooling call; the kernels read the
+    input flat."""
     check_rank(array.shape, layout)
     batch, channels, spatial = split_shape(array.shape, layout)
-    plane_size = int(np.prod(spatial))
     out_shape = join_shape(batch, channels, (1,) * len(spatial), layout)
     if layout == "NCHW":
-        return (batch * channels, plane_size), (batch * channels,), out_shape
-    return (batch, plane_size, channels), (batch, channels), out_shape
+        return (batch * channels,), out_shape
+    return (batch, channels), out_shape
 
 
 def global_max_pool(X: ArrayLike, *, layout: Layout = "NCHW") -> np.ndarray:
@@ -317,7 +317,7 @@ def global_max_pool(X: ArrayLike, *, layout: Layout = "NCHW") -> np.ndarray:
     """
     layout = check_layout(layout)
     array, data, storage = prepare(X, "GlobalMaxPool")
-    _, shape_out, out_shape = _global_shapes(array, layout)
+    shape_out, out_shape = _global_shapes(array, layout)
     y = np.empty(out_shape, dtype=array.dtype)
     if y.size:
         flat_x, flat_y = data.reshape(-1), y.view(data.dtype).reshape(-1)
@@ -373,7 +373,7 @@ def global_lp_pool(X: ArrayLike, p: float = 2, *, layout: Layout = "NCHW") -> np
     layout = check_layout(layout)
     p = _check_p(p)
     array, data, storage = prepare(X, "GlobalLpPool", floats_only=True)
-    shape_in, shape_out, out_shape = _global_shapes(array, layout)
+    shape_out, out_shape = _global_shapes(array, layout)
     result = np.empty(shape_out, dtype=np.float64)
     if result.size:
         table = float32_table(array.dtype) if storage.inf_bits else EMPTY_TABLE
@@ -383,5 +383,5 @@ def global_lp_pool(X: ArrayLike, p: float = 2, *, layout: Layout = "NCHW") -> np
             kernel = _lp_kernels.global_lp_nchw_serial if serial else _lp_kernels.global_lp_nchw
         else:
             kernel = _lp_kernels.global_lp_nhwc_serial if serial else _lp_kernels.global_lp_nhwc
-        kernel(data.reshape(-1 if layout == "NCHW" else shape_in), result, p, table, threads)
+        kernel(data.reshape(-1), result, p, table, threads)
     return result.astype(array.dtype).reshape(out_shape)

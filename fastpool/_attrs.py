@@ -1,8 +1,8 @@
 """Attribute checking and output-shape arithmetic: the one place for both.
 
 Everything here is pure Python. ``resolve_geometry`` turns an input shape and the ONNX
-attributes into a :class:`Geometry` (output shape, resolved pads, per-axis tap ranges) and
-is cached per attribute set, so a repeated call costs a dictionary look-up.
+attributes into a :class:`Geometry` (the output shape, and the tables the kernels read:
+resolved pads, per-axis tap ranges, index strides) and is cached per attribute set.
 """
 
 from __future__ import annotations
@@ -26,15 +26,9 @@ ROW_MAJOR, COLUMN_MAJOR = 8, 9
 
 
 class Geometry(NamedTuple):
-    """Resolved pooling geometry over the spatial axes (tuples of Python ints)."""
+    """Resolved pooling geometry over the spatial axes."""
 
-    input_spatial: tuple
-    kernel: tuple
-    strides: tuple
-    dilations: tuple
-    pads_begin: tuple
-    pads_end: tuple
-    output_spatial: tuple
+    output_spatial: tuple  # of Python ints
     # For the kernels: ``geo[ROW, axis]`` (rows named above), and ``taps[0 or 1, axis, o]``,
     # the range [lo, hi) of kernel taps j of window o that land inside the input. Shared by
     # every call with this geometry: never written to (left writeable only because numba
@@ -98,11 +92,11 @@ def _check_length(name: str, items: tuple | None, length: int) -> tuple | None:
     return items
 
 
-def check_rank(shape: tuple, layout: str, what: str = "X") -> None:
+def check_rank(shape: tuple, layout: str) -> None:
     if len(shape) < 3:
         axes = "(N, C, D1, ..., Dn)" if layout == "NCHW" else "(N, D1, ..., Dn, C)"
         raise ValueError(
-            f"{what} must have at least 3 dimensions {axes} for layout {layout!r}, "
+            f"X must have at least 3 dimensions {axes} for layout {layout!r}, "
             f"got shape {tuple(shape)}"
         )
 
@@ -180,9 +174,9 @@ def resolve_geometry(
         raise ValueError(
             f"pads must be all zero (or absent) when auto_pad is {auto_pad!r}, got {list(pads)!r}"
         )
-    outs, begins, ends = [], [], []
+    outs, begins = [], []
     for i in range(rank):
-        out, begin, end = _axis_output(
+        out, begin, _ = _axis_output(
             input_spatial[i],
             kernel[i],
             strides[i],
@@ -194,7 +188,6 @@ def resolve_geometry(
         )
         outs.append(out)
         begins.append(begin)
-        ends.append(end)
     width = max([*outs, 1])
     taps = np.zeros((2, rank, width), dtype=np.int64)
     interior = np.zeros((2, rank), dtype=np.int64)
@@ -222,14 +215,4 @@ def resolve_geometry(
         ],
         dtype=np.int64,
     ).reshape(10, rank)
-    return Geometry(
-        tuple(input_spatial),
-        kernel,
-        strides,
-        dilations,
-        tuple(begins),
-        tuple(ends),
-        tuple(outs),
-        geo,
-        taps,
-    )
+    return Geometry(tuple(outs), geo, taps)

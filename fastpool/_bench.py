@@ -145,8 +145,9 @@ def _torch_call(case: Case, x: np.ndarray, indices: bool):
     return lambda: pool(tensor, **kwargs)
 
 
-def _time_blocks(calls: dict, blocks: int, block_seconds: float) -> dict:
-    """Median seconds per call of each callable, over alternating blocks."""
+def time_blocks(calls: dict, blocks: int = 5, block_seconds: float = 0.01) -> dict:
+    """Median seconds per call of each callable, over alternating blocks, with the garbage
+    collector off and, between different callables, a pause."""
     numbers = {}
     for name, call in calls.items():
         call()
@@ -160,7 +161,8 @@ def _time_blocks(calls: dict, blocks: int, block_seconds: float) -> dict:
     try:
         for _ in range(blocks):
             for name, call in calls.items():
-                time.sleep(0.1)  # let the previous library's worker threads go idle
+                if len(calls) > 1:
+                    time.sleep(0.1)  # let the previous library's worker threads go idle
                 start = time.perf_counter()
                 for _ in range(numbers[name]):
                     call()
@@ -202,7 +204,7 @@ def run(
             call = make(case, x, indices)
             if call is not None:
                 calls[peer] = call
-        times = _time_blocks(calls, blocks=3 if quick else 7, block_seconds=0.05 if quick else 0.1)
+        times = time_blocks(calls, blocks=3 if quick else 7, block_seconds=0.05 if quick else 0.1)
         print(f"[{i + 1}/{len(cases)}] {case.name}", file=out, flush=True)
         yield dict(case=case.name, shape=list(case.shape), attrs=case.attrs, dtype=dtype,
                    indices=indices, layout=layout, seconds=times)  # fmt: skip

@@ -106,11 +106,11 @@ def global_lp_nchw_serial(x, y, p, lut, threads):
 
 
 @njit(cache=True, nogil=True, fastmath=SUM_FASTMATH)
-def _lp_images(x, y, p, lut, first, last):
-    """Images first..last-1 of x (N, P, C) -> y (N, C) float64, channels innermost."""
-    plane_size, channels = x.shape[1], x.shape[2]
+def _lp_images(flat, y, p, lut, first, last):
+    """Images first..last-1 of x (N * P * C,) flat -> y (N, C) float64, channels innermost."""
+    channels = y.shape[1]
+    plane_size = flat.shape[0] // y.size if y.size > 0 else 0
     total = np.zeros(channels)
-    flat = x.reshape(-1)
     for n in range(first, last):
         total[:] = 0.0
         for i in range(plane_size):
@@ -134,7 +134,7 @@ def _lp_images(x, y, p, lut, first, last):
 @njit(parallel=True, cache=True, nogil=True)
 def global_lp_nhwc(x, y, p, lut, threads):
     """GlobalLpPool, channels last, in parallel over chunks of images."""
-    batch = x.shape[0]
+    batch = y.shape[0]
     chunks = min(batch, 4 * threads)
     for chunk in prange(chunks):
         _lp_images(x, y, p, lut, chunk * batch // chunks, (chunk + 1) * batch // chunks)
@@ -143,4 +143,4 @@ def global_lp_nhwc(x, y, p, lut, threads):
 @njit(cache=True, nogil=True)
 def global_lp_nhwc_serial(x, y, p, lut, threads):
     """global_lp_nhwc on the calling thread, for small inputs."""
-    _lp_images(x, y, p, lut, 0, x.shape[0])
+    _lp_images(x, y, p, lut, 0, y.shape[0])

@@ -419,12 +419,12 @@ def _global_max_stretches(x, partial, positions, channels, stretches, inf_bits, 
 
 
 @njit(cache=True, nogil=True)
-def _stretches(x, y, channels, threads, parallel):
+def _stretches(x, y, channels, most):
     """(batch, positions, stretches, scratch for the stretches' maxima) of a channels-last
-    GlobalMaxPool; one stretch per image when serial."""
+    GlobalMaxPool split into at most ``most`` stretches per image."""
     batch = y.shape[0] // channels if channels > 0 else 0
     positions = x.shape[0] // (batch * channels) if batch * channels > 0 else 0
-    stretches = max(1, min(positions, 4 * threads)) if parallel else 1
+    stretches = max(1, min(positions, most))
     return batch, positions, stretches, np.empty(batch * stretches * channels, dtype=x.dtype)
 
 
@@ -445,7 +445,7 @@ def global_max_nhwc(x, y, channels, inf_bits, fill, threads):
     """GlobalMaxPool, channels last: x (N * P * C,) flat -> y (N * C,). Each task folds a
     stretch of positions; the stretches are then folded in order (earlier stretches win
     ties, as in one sequential scan)."""
-    batch, positions, stretches, partial = _stretches(x, y, channels, threads, True)
+    batch, positions, stretches, partial = _stretches(x, y, channels, 4 * threads)
     tasks = batch * stretches
     chunks = min(tasks, 4 * threads)
     for chunk in prange(chunks):
@@ -466,6 +466,6 @@ def global_max_nhwc(x, y, channels, inf_bits, fill, threads):
 @njit(cache=True, nogil=True)
 def global_max_nhwc_serial(x, y, channels, inf_bits, fill, threads):
     """global_max_nhwc on the calling thread, for small inputs."""
-    batch, positions, _, partial = _stretches(x, y, channels, threads, False)
+    batch, positions, _, partial = _stretches(x, y, channels, 1)
     _global_max_stretches(x, partial, positions, channels, 1, inf_bits, fill, 0, batch)
     _fold_stretches(partial, y, channels, 1, inf_bits)

@@ -6,46 +6,14 @@ numpy and, when installed, onnxruntime on a typical CNN layer. Exit status 1 on 
 
 from __future__ import annotations
 
-import gc
 import sys
 import time
 
 import numpy as np
 
 import fastpool
-from fastpool._bench import onnxruntime_session
+from fastpool._bench import onnxruntime_session, time_blocks
 from fastpool._examples import EXAMPLES, Example
-
-
-def _time_call(call, min_seconds=0.05, repeats=5) -> float:
-    """Median seconds per call over a few blocks of calls (garbage collector off)."""
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        return _median_block(call, min_seconds, repeats)
-    finally:
-        if collecting:
-            gc.enable()
-
-
-def _median_block(call, min_seconds, repeats) -> float:
-    call()
-    number = 1
-    while True:
-        start = time.perf_counter()
-        for _ in range(number):
-            call()
-        elapsed = time.perf_counter() - start
-        if elapsed >= min_seconds / repeats or number >= 1 << 20:
-            break
-        number *= 4
-    blocks = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        for _ in range(number):
-            call()
-        blocks.append((time.perf_counter() - start) / number)
-    return float(np.median(blocks))
 
 
 def _run(example: Example, layout: str = "NCHW"):
@@ -78,7 +46,7 @@ def check_example(example: Example) -> tuple[bool, float]:
     ok = all(_identical(a, e) for a, e in zip(_run(example), expected))
     if not example.attrs.get("storage_order"):  # column-major indices are NCHW only
         ok = ok and all(_identical(a, e) for a, e in zip(_run(example, "NHWC"), expected))
-    return ok, _time_call(lambda: _run(example), min_seconds=0.02)
+    return ok, time_blocks({"example": lambda: _run(example)}, block_seconds=0.004)["example"]
 
 
 def numpy_max_pool(x, kernel, strides, pads):
@@ -94,43 +62,55 @@ def numpy_max_pool(x, kernel, strides, pads):
     return windows.max(axis=tuple(range(x.ndim, windows.ndim)))
 
 
+def _timed_row(label, peers: dict, agree: bool):
+    """(label, fastpool s, numpy s, onnxruntime s or None, agree), timed in one run."""
+    peers = {name: call for name, call in peers.items() if call is not None}
+    times = time_blocks(peers)
+    return label, times["fastpool"], times["numpy"], times.get("onnxruntime"), agree
+
+
 def _timings():
-    """(label, fastpool s, numpy s, onnxruntime s or None, agree) on typical layers."""
+    """One timed row per operator, on typical layers."""
     rng = np.random.default_rng(0)
     x = rng.standard_normal((1, 64, 112, 112)).astype(np.float32)
     attrs = dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
-    y = fastpool.max_pool(x, **attrs)
-    peer_y = numpy_max_pool(x, attrs["kernel_shape"], attrs["strides"], attrs["pads"])
-    ort = onnxruntime_session("MaxPool", attrs, x)
+    agree = np.array_equal(
+        fastpool.max_pool(x, **attrs), numpy_max_pool(x, [3, 3], [2, 2], [1, 1, 1, 1])
+    )
     rows = [
-        (
+        _timed_row(
             "MaxPool 1x64x112x112 float32, 3x3 s2 p1",
-            _time_call(lambda: fastpool.max_pool(x, **attrs)),
-            _time_call(lambda: numpy_max_pool(x, [3, 3], [2, 2], [1, 1, 1, 1])),
-            _time_call(ort) if ort else None,
-            bool(np.array_equal(y, peer_y)),
+            {
+                "fastpool": lambda: fastpool.max_pool(x, **attrs),
+                "numpy": lambda: numpy_max_pool(x, [3, 3], [2, 2], [1, 1, 1, 1]),
+                "onnxruntime": onnxruntime_session("MaxPool", attrs, x),
+            },
+            bool(agree),
         )
     ]
     x = rng.standard_normal((8, 256, 14, 14)).astype(np.float32)
-    ort = onnxruntime_session("GlobalMaxPool", {}, x)
+    expected = x.max(axis=(2, 3), keepdims=True)
     rows.append(
-        (
+        _timed_row(
             "GlobalMaxPool 8x256x14x14 float32",
-            _time_call(lambda: fastpool.global_max_pool(x)),
-            _time_call(lambda: x.max(axis=(2, 3), keepdims=True)),
-            _time_call(ort) if ort else None,
-            bool(np.array_equal(fastpool.global_max_pool(x), x.max(axis=(2, 3), keepdims=True))),
+            {
+                "fastpool": lambda: fastpool.global_max_pool(x),
+                "numpy": lambda: x.max(axis=(2, 3), keepdims=True),
+                "onnxruntime": onnxruntime_session("GlobalMaxPool", {}, x),
+            },
+            bool(np.array_equal(fastpool.global_max_pool(x), expected)),
         )
     )
-    ort = onnxruntime_session("GlobalLpPool", {"p": 2}, x)
-    reference = np.sqrt((x.astype(np.float64) ** 2).sum(axis=(2, 3), keepdims=True))
+    expected = np.sqrt((x.astype(np.float64) ** 2).sum(axis=(2, 3), keepdims=True))
     rows.append(
-        (
+        _timed_row(
             "GlobalLpPool p=2 8x256x14x14 float32",
-            _time_call(lambda: fastpool.global_lp_pool(x)),
-            _time_call(lambda: np.sqrt((x * x).sum(axis=(2, 3), keepdims=True))),
-            _time_call(ort) if ort else None,
-            bool(np.allclose(fastpool.global_lp_pool(x), reference, rtol=1e-6)),
+            {
+                "fastpool": lambda: fastpool.global_lp_pool(x),
+                "numpy": lambda: np.sqrt((x * x).sum(axis=(2, 3), keepdims=True)),
+                "onnxruntime": onnxruntime_session("GlobalLpPool", {"p": 2}, x),
+            },
+            bool(np.allclose(fastpool.global_lp_pool(x), expected, rtol=1e-6)),
         )
     )
     return rows
@@ -160,7 +140,7 @@ def main(out=sys.stdout) -> int:
             flush=True,
         )
     print(
-        f"\n{'timing (median of 5 blocks)':<42}  {'fastpool':>12}  {'numpy':>12}  "
+        f"\n{'timing (median of 5 blocks, gc off)':<42}  {'fastpool':>12}  {'numpy':>12}  "
         f"{'onnxruntime':>12}  agree",
         file=out,
     )
