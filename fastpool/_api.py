@@ -160,7 +160,11 @@ class _Plan(NamedTuple):
     dtype: np.dtype  # of the input (in native byte order) and of Y
     kernel_dtype: np.dtype  # how the kernels see it (uint16 for 16-bit floats)
     return_indices: bool
-    kernel_args: tuple  # (shape, geo, taps, order, inf_bits, fill)
+    # The planar kernel's (dims, taps, inf_bits, fill, special_mask, special_inf) for one or
+    # two spatial axes channels first, else the general kernel's (shape, geo, taps, order,
+    # inf_bits, fill)
+    kernel_args: tuple
+    bits_dtype: np.dtype | None  # planar: how its check for NaN and -0.0 sees the input
 
 
 # Plans by call form (input shape and dtype, attribute values and their types, so that an
@@ -241,14 +245,16 @@ def _plan_max_pool(
         [planes, rows, spatial[-1] * block, out_rows, out_spatial[-1] * block, block],
         dtype=np.int64,
     )
+    out_shape = join_shape(batch, channels, out_spatial, layout)
+    if layout == "NCHW" and geometry.planar is not None:
+        dims = geometry.planar[storage_order]
+        kernel_args = (dims, geometry.planar[2], storage.inf_bits, storage.fill,
+                       storage.special_mask, storage.special_inf)  # fmt: skip
+        return _Plan(out_shape, array.dtype, data.dtype, bool(return_indices), kernel_args,
+                     storage.bits_dtype)  # fmt: skip
     order = COLUMN_MAJOR if storage_order else ROW_MAJOR
-    return _Plan(
-        join_shape(batch, channels, out_spatial, layout),
-        array.dtype,
-        data.dtype,
-        bool(return_indices),
-        (shape, geometry.geo, geometry.taps, order, storage.inf_bits, storage.fill),
-    )
+    kernel_args = (shape, geometry.geo, geometry.taps, order, storage.inf_bits, storage.fill)
+    return _Plan(out_shape, array.dtype, data.dtype, bool(return_indices), kernel_args, None)
 
 
 # Below this many input plus output elements, a call runs on the calling thread: starting
@@ -264,7 +270,19 @@ def _execute(plan: _Plan, array: np.ndarray):
         if plan.kernel_dtype is not plan.dtype:
             flat_x, flat_y = flat_x.view(plan.kernel_dtype), flat_y.view(plan.kernel_dtype)
         flat_indices = indices.reshape(-1) if plan.return_indices else _NO_INDICES
-        if array.size + y.size < _SERIAL_BELOW:
+        serial = array.size + y.size < _SERIAL_BELOW
+        if plan.bits_dtype is not None:
+            kernel = _max_kernels.max_pool_planar_serial if serial else _max_kernels.max_pool_planar
+            kernel(
+                flat_x,
+                array.reshape(-1).view(plan.bits_dtype),
+                flat_y,
+                flat_indices,
+                plan.return_indices,
+                *plan.kernel_args,
+                1 if serial else numba.get_num_threads(),
+            )
+        elif serial:
             _max_kernels.max_pool_serial(
                 flat_x, flat_y, flat_indices, plan.return_indices, *plan.kernel_args, 1
             )

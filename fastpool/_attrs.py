@@ -24,6 +24,13 @@ INTERIOR_LO, INTERIOR_HI = 6, 7
 # Index strides of the spatial axes for storage_order 0 and 1.
 ROW_MAJOR, COLUMN_MAJOR = 8, 9
 
+# Entries of ``dims``, the table of the channels-first planar kernel (one or two spatial
+# axes; one axis is a plane of one row): input and output height and width, kernel,
+# strides, dilations, pads at the beginning, storage order, length of a row padded at both
+# ends, and the windows [P_LO_W, P_HI_W) of a row whose taps are all inside it.
+(P_H, P_W, P_OH, P_OW, P_KH, P_KW, P_SH, P_SW, P_DH, P_DW, P_PH, P_PW, P_COLUMN_MAJOR,
+ P_ROW_LENGTH, P_LO_W, P_HI_W) = range(16)  # fmt: skip
+
 
 class Geometry(NamedTuple):
     """Resolved pooling geometry over the spatial axes."""
@@ -35,6 +42,10 @@ class Geometry(NamedTuple):
     # dispatches on read-only arrays more slowly).
     geo: np.ndarray
     taps: np.ndarray
+    # For one or two spatial axes: the channels-first planar kernel's tables (a 1-D input
+    # is a plane of one row): ``dims`` for storage_order 0 and 1, and its taps, axis 0 the
+    # rows and axis 1 the columns. None for more axes.
+    planar: tuple[np.ndarray, np.ndarray, np.ndarray] | None
 
 
 def _is_int(value) -> bool:
@@ -215,4 +226,24 @@ def resolve_geometry(
         ],
         dtype=np.int64,
     ).reshape(10, rank)
-    return Geometry(tuple(outs), geo, taps)
+    planar = _planar_tables(geo, taps) if rank <= 2 else None
+    return Geometry(tuple(outs), geo, taps, planar)
+
+
+def _planar_tables(geo: np.ndarray, taps: np.ndarray) -> tuple:
+    """(dims for storage_order 0, dims for 1, taps) of the planar kernel."""
+    if geo.shape[1] == 1:  # one row: a leading axis of length 1 with one tap
+        geo = np.concatenate([np.array([[1], [1], [1], [1], [1], [0], [0], [1], [1], [1]]), geo],
+                             axis=1)  # fmt: skip
+        row_taps = np.zeros((2, 1, taps.shape[2]), dtype=np.int64)
+        row_taps[1, 0, 0] = 1
+        taps = np.concatenate([row_taps, taps], axis=1)
+    (h, w), (oh, ow) = geo[IN_SHAPE], geo[OUT_SHAPE]
+    (kh, kw), (sh, sw), (dh, dw) = geo[KERNEL], geo[STRIDES], geo[DILATIONS]
+    ph, pw = geo[PADS_BEGIN]
+    row_length = max(pw + w, (ow - 1) * sw + (kw - 1) * dw + 1, 1)
+    lo_w, hi_w = geo[INTERIOR_LO, 1], geo[INTERIOR_HI, 1]
+    dims = [h, w, oh, ow, kh, kw, sh, sw, dh, dw, ph, pw, 0, row_length, lo_w, hi_w]
+    row_major = np.array(dims, dtype=np.int64)
+    dims[P_COLUMN_MAJOR] = 1
+    return row_major, np.array(dims, dtype=np.int64), np.ascontiguousarray(taps)

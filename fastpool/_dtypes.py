@@ -20,6 +20,12 @@ class Storage(NamedTuple):
     inf_bits: int  # magnitude bits of +inf for 16-bit floats, else 0
     fill: object  # the dtype's lowest value, in kernel_dtype: output of a window with no tap
     is_float: bool
+    # For the planar kernel's check for NaN and -0.0: the floats seen as signed integers of
+    # their width (bits & special_mask > special_inf: NaN; bits == ~special_mask: -0.0),
+    # the two numbers of that integer type. Integers have neither: special_mask = 0.
+    bits_dtype: np.dtype
+    special_mask: np.integer
+    special_inf: np.integer
 
 
 def is_bfloat16(dtype: np.dtype) -> bool:
@@ -29,14 +35,20 @@ def is_bfloat16(dtype: np.dtype) -> bool:
 
 @functools.cache
 def _storage(dtype: np.dtype) -> Storage | None:
-    if dtype in (np.dtype(np.float32), np.dtype(np.float64)):
-        return Storage(dtype, 0, dtype.type(-np.inf), True)
+    if dtype == np.dtype(np.float32):
+        return Storage(dtype, 0, dtype.type(-np.inf), True, np.dtype(np.int32),
+                       np.int32(2**31 - 1), np.int32(0x7F80_0000))  # fmt: skip
+    if dtype == np.dtype(np.float64):
+        return Storage(dtype, 0, dtype.type(-np.inf), True, np.dtype(np.int64),
+                       np.int64(2**63 - 1), np.int64(0x7FF0_0000_0000_0000))  # fmt: skip
     if dtype in (np.dtype(np.int8), np.dtype(np.uint8)):
-        return Storage(dtype, 0, dtype.type(np.iinfo(dtype).min), False)
+        return Storage(dtype, 0, dtype.type(np.iinfo(dtype).min), False, dtype, dtype.type(0), dtype.type(0))
     if dtype == np.dtype(np.float16):
-        return Storage(np.dtype(np.uint16), FLOAT16_INF_BITS, np.uint16(0xFC00), True)
+        return Storage(np.dtype(np.uint16), FLOAT16_INF_BITS, np.uint16(0xFC00), True,
+                       np.dtype(np.int16), np.int16(0x7FFF), np.int16(FLOAT16_INF_BITS))  # fmt: skip
     if is_bfloat16(dtype):
-        return Storage(np.dtype(np.uint16), BFLOAT16_INF_BITS, np.uint16(0xFF80), True)
+        return Storage(np.dtype(np.uint16), BFLOAT16_INF_BITS, np.uint16(0xFF80), True,
+                       np.dtype(np.int16), np.int16(0x7FFF), np.int16(BFLOAT16_INF_BITS))  # fmt: skip
     return None
 
 

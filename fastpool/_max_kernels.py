@@ -32,6 +32,22 @@ from numba import njit, prange
 
 from fastpool._attrs import (
     DILATIONS,
+    P_COLUMN_MAJOR,
+    P_DH,
+    P_DW,
+    P_H,
+    P_HI_W,
+    P_KH,
+    P_KW,
+    P_LO_W,
+    P_OH,
+    P_OW,
+    P_PH,
+    P_PW,
+    P_ROW_LENGTH,
+    P_SH,
+    P_SW,
+    P_W,
     IN_SHAPE,
     INTERIOR_HI,
     INTERIOR_LO,
@@ -327,6 +343,255 @@ def max_pool(x, y, indices, want, shape, geo, taps, order, inf_bits, fill, threa
 def max_pool_serial(x, y, indices, want, shape, geo, taps, order, inf_bits, fill, threads):
     """max_pool on the calling thread (``threads`` is ignored), for small inputs."""
     _max_pool_tasks(x, y, indices, want, shape, geo, taps, order, inf_bits, fill, 1, 0, shape[0])
+
+
+# ---- MaxPool, channels first, one or two spatial axes -------------------------------------
+
+
+@njit(cache=True, nogil=True)
+def _planar_tasks(
+    x, bits, y, indices, want, dims, taps, inf_bits, fill, special_mask, special_inf,
+    row_blocks, first_task, last_task,
+):  # fmt: skip
+    """Tasks first_task..last_task-1 of a channels-first pooling over planes of H x W.
+
+    A task is a block of output rows of one plane. ``bits`` is ``x`` seen as signed
+    integers of its width and ``special_mask`` the floats' magnitude mask (0 for the
+    integers, which skip the check), both of that integer type: a task
+    whose input rows hold a NaN or a -0.0 (bit pattern = the type's minimum) is done window
+    by window with the exact ``replaces``. Otherwise all equal values have equal bits, so
+    the order of comparisons cannot change a value, and the values are pooled down the
+    columns first and then along the row, through a row buffer padded with ``fill`` (never
+    larger than a real value, so padding never wins). Indices are pooled along the rows
+    first, so that the first maximum in row-major window order wins.
+    """
+    H, W, OH, OW = dims[P_H], dims[P_W], dims[P_OH], dims[P_OW]
+    kh, kw, sh, sw = dims[P_KH], dims[P_KW], dims[P_SH], dims[P_SW]
+    dh, dw, ph, pw = dims[P_DH], dims[P_DW], dims[P_PH], dims[P_PW]
+    column_major = dims[P_COLUMN_MAJOR] != 0
+    lo_w, hi_w = dims[P_LO_W], dims[P_HI_W]
+    padded = np.full(dims[P_ROW_LENGTH], fill, dtype=x.dtype)  # one row, padded with fill
+    row_values = np.empty(0, dtype=x.dtype)
+    row_index = np.empty(0, dtype=np.int64)
+    for task in range(first_task, last_task):
+        plane = task // row_blocks
+        block_no = task - plane * row_blocks
+        oh_lo = block_no * OH // row_blocks
+        oh_hi = (block_no + 1) * OH // row_blocks
+        # the input rows these outputs read
+        r_lo, r_hi = H, 0
+        for oh in range(oh_lo, oh_hi):
+            if taps[0, 0, oh] < taps[1, 0, oh]:
+                r_lo = min(r_lo, oh * sh - ph + taps[0, 0, oh] * dh)
+                r_hi = max(r_hi, oh * sh - ph + (taps[1, 0, oh] - 1) * dh + 1)
+        r_hi = max(r_lo, r_hi)
+        xa = plane * H * W
+        special = False
+        if special_mask != 0 and r_lo < r_hi:
+            # the largest magnitude tells whether there is a NaN, the smallest signed
+            # integer whether there is a -0.0 (min/max reductions vectorise best)
+            largest = bits[xa + r_lo * W] & special_mask
+            smallest = bits[xa + r_lo * W]
+            for i in range(xa + r_lo * W, xa + r_hi * W):
+                b = bits[_u(i)]
+                magnitude = b & special_mask
+                largest = magnitude if magnitude > largest else largest
+                smallest = b if b < smallest else smallest
+            special = largest > special_inf or smallest == ~special_mask
+        if special:  # window by window, exactly
+            for oh in range(oh_lo, oh_hi):
+                for ow in range(OW):
+                    best, best_at = fill, -1
+                    for th in range(taps[0, 0, oh], taps[1, 0, oh]):
+                        r = oh * sh - ph + th * dh
+                        for tw in range(taps[0, 1, ow], taps[1, 1, ow]):
+                            c = ow * sw - pw + tw * dw
+                            value = x[xa + r * W + c]
+                            if best_at < 0 or replaces(value, best, inf_bits):
+                                best = value
+                                best_at = c * H + r if column_major else r * W + c
+                    y[(plane * OH + oh) * OW + ow] = best
+                    if want:
+                        indices[(plane * OH + oh) * OW + ow] = xa + best_at if best_at >= 0 else -1
+            continue
+
+        if not want:
+            for oh in range(oh_lo, oh_hi):
+                ya = (plane * OH + oh) * OW
+                t_lo, t_hi = taps[0, 0, oh], taps[1, 0, oh]
+                if t_lo >= t_hi:
+                    for e in range(ya, ya + OW):
+                        y[e] = fill
+                    continue
+                # 1. down the columns, into padded[pw:pw + W]
+                ra = xa + (oh * sh - ph + t_lo * dh) * W
+                if dh == 1 and t_hi - t_lo == 3:
+                    for w in range(W):
+                        a = x[_u(ra + w)]
+                        b = x[_u(ra + W + w)]
+                        a = b if greater(b, a, inf_bits) else a
+                        b = x[_u(ra + 2 * W + w)]
+                        padded[_u(pw + w)] = b if greater(b, a, inf_bits) else a
+                elif dh == 1 and t_hi - t_lo == 2:
+                    for w in range(W):
+                        a = x[_u(ra + w)]
+                        b = x[_u(ra + W + w)]
+                        padded[_u(pw + w)] = b if greater(b, a, inf_bits) else a
+                else:
+                    for w in range(W):
+                        padded[_u(pw + w)] = x[_u(ra + w)]
+                    for t in range(1, t_hi - t_lo):
+                        ta = ra + t * dh * W
+                        for w in range(W):
+                            a = padded[_u(pw + w)]
+                            b = x[_u(ta + w)]
+                            padded[_u(pw + w)] = b if greater(b, a, inf_bits) else a
+                # 2. along the row: window o reads padded[o * sw + j * dw]
+                if dw == 1 and sw == 2 and kw == 3:
+                    for o in range(OW):
+                        a = padded[_u(2 * o)]
+                        b = padded[_u(2 * o + 1)]
+                        a = b if greater(b, a, inf_bits) else a
+                        b = padded[_u(2 * o + 2)]
+                        y[_u(ya + o)] = b if greater(b, a, inf_bits) else a
+                elif dw == 1 and sw == 2 and kw == 2:
+                    for o in range(OW):
+                        a = padded[_u(2 * o)]
+                        b = padded[_u(2 * o + 1)]
+                        y[_u(ya + o)] = b if greater(b, a, inf_bits) else a
+                elif dw == 1 and sw == 1 and kw == 3:
+                    for o in range(OW):
+                        a = padded[_u(o)]
+                        b = padded[_u(o + 1)]
+                        a = b if greater(b, a, inf_bits) else a
+                        b = padded[_u(o + 2)]
+                        y[_u(ya + o)] = b if greater(b, a, inf_bits) else a
+                elif sw == 1:
+                    for o in range(OW):
+                        y[_u(ya + o)] = padded[_u(o)]
+                    for j in range(1, kw):
+                        for o in range(OW):
+                            a = y[_u(ya + o)]
+                            b = padded[_u(o + j * dw)]
+                            y[_u(ya + o)] = b if greater(b, a, inf_bits) else a
+                else:
+                    for o in range(OW):
+                        a = padded[_u(o * sw)]
+                        for j in range(1, kw):
+                            b = padded[_u(o * sw + j * dw)]
+                            a = b if greater(b, a, inf_bits) else a
+                        y[_u(ya + o)] = a
+            continue
+
+        # With indices: 1. along each input row: the first maximum of each window and the
+        # index of it within the plane
+        if row_index.shape[0] < (r_hi - r_lo) * OW:
+            row_values = np.empty((r_hi - r_lo) * OW, dtype=x.dtype)
+            row_index = np.empty((r_hi - r_lo) * OW, dtype=np.int64)
+        for r in range(r_lo, r_hi):
+            ra = xa + r * W
+            va = (r - r_lo) * OW
+            # index of column c of this row: c * c_step + r_index
+            c_step, r_index = (H, r) if column_major else (1, r * W)
+            if dw == 1 and sw == 2 and kw == 3:
+                for o in range(lo_w, hi_w):
+                    c = 2 * o - pw
+                    a, at = x[_u(ra + c)], c
+                    b = x[_u(ra + c + 1)]
+                    take = greater(b, a, inf_bits)
+                    a, at = (b, c + 1) if take else (a, at)
+                    b = x[_u(ra + c + 2)]
+                    take = greater(b, a, inf_bits)
+                    a, at = (b, c + 2) if take else (a, at)
+                    row_values[_u(va + o)] = a
+                    row_index[_u(va + o)] = at * c_step + r_index
+            elif sw == 1:
+                for o in range(lo_w, hi_w):
+                    row_values[_u(va + o)] = x[_u(ra + o - pw)]
+                    row_index[_u(va + o)] = (o - pw) * c_step + r_index
+                for j in range(1, kw):
+                    for o in range(lo_w, hi_w):
+                        c = o - pw + j * dw
+                        a = row_values[_u(va + o)]
+                        b = x[_u(ra + c)]
+                        take = greater(b, a, inf_bits)
+                        row_values[_u(va + o)] = b if take else a
+                        at = row_index[_u(va + o)]
+                        row_index[_u(va + o)] = c * c_step + r_index if take else at
+            else:
+                for o in range(lo_w, hi_w):
+                    c = o * sw - pw
+                    a, at = x[_u(ra + c)], c
+                    for j in range(1, kw):
+                        b = x[_u(ra + c + j * dw)]
+                        if greater(b, a, inf_bits):
+                            a, at = b, c + j * dw
+                    row_values[_u(va + o)] = a
+                    row_index[_u(va + o)] = at * c_step + r_index
+            for part in range(2):  # the windows with taps outside the row
+                o_from, o_to = (0, lo_w) if part == 0 else (hi_w, OW)
+                for o in range(o_from, o_to):
+                    a, at = fill, -1
+                    for j in range(taps[0, 1, o], taps[1, 1, o]):
+                        c = o * sw - pw + j * dw
+                        if at < 0 or greater(x[ra + c], a, inf_bits):
+                            a, at = x[ra + c], c
+                    row_values[va + o] = a
+                    row_index[va + o] = at * c_step + r_index if at >= 0 else -1
+        # 2. down the columns, keeping the earlier row on ties
+        for oh in range(oh_lo, oh_hi):
+            ya = (plane * OH + oh) * OW
+            t_lo, t_hi = taps[0, 0, oh], taps[1, 0, oh]
+            if t_lo >= t_hi:
+                for e in range(ya, ya + OW):
+                    y[e] = fill
+                    indices[e] = -1
+                continue
+            va = (oh * sh - ph + t_lo * dh - r_lo) * OW
+            for o in range(OW):
+                y[_u(ya + o)] = row_values[_u(va + o)]
+                indices[_u(ya + o)] = row_index[_u(va + o)]
+            for t in range(1, t_hi - t_lo):
+                ta = va + t * dh * OW
+                for o in range(OW):
+                    a = y[_u(ya + o)]
+                    b = row_values[_u(ta + o)]
+                    take = greater(b, a, inf_bits)
+                    y[_u(ya + o)] = b if take else a
+                    at = indices[_u(ya + o)]
+                    indices[_u(ya + o)] = row_index[_u(ta + o)] if take else at
+            for o in range(OW):  # from indices within the plane to flat ones
+                at = indices[_u(ya + o)]
+                indices[_u(ya + o)] = at + xa if at >= 0 else -1
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def max_pool_planar(
+    x, bits, y, indices, want, dims, taps, inf_bits, fill, special_mask, special_inf, threads
+):  # fmt: skip
+    """Parallel channels-first MaxPool over 1-D or 2-D planes; see _planar_tasks."""
+    planes = y.shape[0] // (dims[P_OH] * dims[P_OW])
+    # split planes into blocks of output rows until every thread has a few tasks
+    row_blocks = min(dims[P_OH], max(1, -(-4 * threads // max(planes, 1))))
+    tasks = planes * row_blocks
+    chunks = min(tasks, 4 * threads)
+    for chunk in prange(chunks):
+        _planar_tasks(
+            x, bits, y, indices, want, dims, taps, inf_bits, fill, special_mask, special_inf,
+            row_blocks, chunk * tasks // chunks, (chunk + 1) * tasks // chunks,
+        )  # fmt: skip
+
+
+@njit(cache=True, nogil=True)
+def max_pool_planar_serial(
+    x, bits, y, indices, want, dims, taps, inf_bits, fill, special_mask, special_inf, threads
+):  # fmt: skip
+    """max_pool_planar on the calling thread (``threads`` is ignored), for small inputs."""
+    planes = y.shape[0] // (dims[P_OH] * dims[P_OW])
+    _planar_tasks(
+        x, bits, y, indices, want, dims, taps, inf_bits, fill, special_mask, special_inf,
+        1, 0, planes,
+    )  # fmt: skip
 
 
 # ---- GlobalMaxPool ----------------------------------------------------------------------

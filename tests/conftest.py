@@ -13,8 +13,9 @@ ALL_DTYPES = FLOAT_DTYPES + INT_DTYPES
 DTYPE_IDS = [d.name for d in ALL_DTYPES]
 
 
-def make_input(shape, dtype, seed=0, specials=True):
-    """Seeded data with many ties; floats also get -0.0/+0.0, +-inf and NaN when asked."""
+def make_input(shape, dtype, seed=0, specials=True, negative_zero=True):
+    """Seeded data with many ties; floats get +0.0 and, when asked, -0.0 (negative_zero)
+    and +-inf and NaN (specials)."""
     rng = np.random.default_rng(seed)
     dtype = np.dtype(dtype)
     if dtype.kind in "iu":
@@ -25,7 +26,7 @@ def make_input(shape, dtype, seed=0, specials=True):
         if rng.random() < 0.5:  # also plain wide-range data
             data = rng.integers(info.min, int(info.max) + 1, size=shape)
         return data.astype(dtype)
-    pool = [-2.5, -1.0, -0.0, 0.0, 0.5, 1.0, 1.0, 3.25, 7.0]
+    pool = [-2.5, -1.0, 0.0, 0.5, 1.0, 1.0, 3.25, 7.0] + ([-0.0] if negative_zero else [])
     if specials:
         pool += [np.inf, -np.inf, np.nan]
     data = rng.choice(np.array(pool), size=shape)
