@@ -33,22 +33,28 @@ def is_bfloat16(dtype: np.dtype) -> bool:
     return dtype.name == "bfloat16" and dtype.itemsize == 2
 
 
+def _bits(int_type, inf_bits: int) -> tuple:
+    """(bits_dtype, special_mask, special_inf) of a float format of that width."""
+    return np.dtype(int_type), int_type(np.iinfo(int_type).max), int_type(inf_bits)
+
+
 @functools.cache
 def _storage(dtype: np.dtype) -> Storage | None:
     if dtype == np.dtype(np.float32):
-        return Storage(dtype, 0, dtype.type(-np.inf), True, np.dtype(np.int32),
-                       np.int32(2**31 - 1), np.int32(0x7F80_0000))  # fmt: skip
+        return Storage(dtype, 0, dtype.type(-np.inf), True, *_bits(np.int32, 0x7F80_0000))
     if dtype == np.dtype(np.float64):
-        return Storage(dtype, 0, dtype.type(-np.inf), True, np.dtype(np.int64),
-                       np.int64(2**63 - 1), np.int64(0x7FF0_0000_0000_0000))  # fmt: skip
+        return Storage(dtype, 0, dtype.type(-np.inf), True, *_bits(np.int64, 0x7FF0_0000_0000_0000))
     if dtype in (np.dtype(np.int8), np.dtype(np.uint8)):
-        return Storage(dtype, 0, dtype.type(np.iinfo(dtype).min), False, dtype, dtype.type(0), dtype.type(0))
+        lowest = dtype.type(np.iinfo(dtype).min)
+        return Storage(dtype, 0, lowest, False, dtype, dtype.type(0), dtype.type(0))
     if dtype == np.dtype(np.float16):
-        return Storage(np.dtype(np.uint16), FLOAT16_INF_BITS, np.uint16(0xFC00), True,
-                       np.dtype(np.int16), np.int16(0x7FFF), np.int16(FLOAT16_INF_BITS))  # fmt: skip
+        fill = np.uint16(0xFC00)
+        return Storage(np.dtype(np.uint16), FLOAT16_INF_BITS, fill, True,
+                       *_bits(np.int16, FLOAT16_INF_BITS))  # fmt: skip
     if is_bfloat16(dtype):
-        return Storage(np.dtype(np.uint16), BFLOAT16_INF_BITS, np.uint16(0xFF80), True,
-                       np.dtype(np.int16), np.int16(0x7FFF), np.int16(BFLOAT16_INF_BITS))  # fmt: skip
+        fill = np.uint16(0xFF80)
+        return Storage(np.dtype(np.uint16), BFLOAT16_INF_BITS, fill, True,
+                       *_bits(np.int16, BFLOAT16_INF_BITS))  # fmt: skip
     return None
 
 

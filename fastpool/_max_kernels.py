@@ -32,12 +32,16 @@ from numba import njit, prange
 
 from fastpool._attrs import (
     DILATIONS,
+    IN_SHAPE,
+    INTERIOR_HI,
+    INTERIOR_LO,
+    KERNEL,
+    OUT_SHAPE,
     P_COLUMN_MAJOR,
     P_DH,
     P_DW,
     P_H,
     P_HI_W,
-    P_KH,
     P_KW,
     P_LO_W,
     P_OH,
@@ -48,11 +52,6 @@ from fastpool._attrs import (
     P_SH,
     P_SW,
     P_W,
-    IN_SHAPE,
-    INTERIOR_HI,
-    INTERIOR_LO,
-    KERNEL,
-    OUT_SHAPE,
     PADS_BEGIN,
     STRIDES,
 )
@@ -366,7 +365,7 @@ def _planar_tasks(
     first, so that the first maximum in row-major window order wins.
     """
     H, W, OH, OW = dims[P_H], dims[P_W], dims[P_OH], dims[P_OW]
-    kh, kw, sh, sw = dims[P_KH], dims[P_KW], dims[P_SH], dims[P_SW]
+    kw, sh, sw = dims[P_KW], dims[P_SH], dims[P_SW]
     dh, dw, ph, pw = dims[P_DH], dims[P_DW], dims[P_PH], dims[P_PW]
     column_major = dims[P_COLUMN_MAJOR] != 0
     lo_w, hi_w = dims[P_LO_W], dims[P_HI_W]
