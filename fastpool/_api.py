@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import numbers
+import os
+import threading
 from collections.abc import Sequence
 from typing import Literal, NamedTuple, Union
 
@@ -98,6 +100,7 @@ def max_pool(
     strides: IntList | None = None,
     return_indices: bool = False,
     layout: Layout = "NCHW",
+    out: np.ndarray | tuple[np.ndarray, np.ndarray] | None = None,
 ) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
     """ONNX MaxPool, with its optional Indices output.
 
@@ -123,6 +126,11 @@ def max_pool(
         Also return the Indices output.
     layout : {"NCHW", "NHWC"}
         Channels first or channels last; the outputs have the input's layout.
+    out : ndarray or (ndarray, ndarray), optional
+        Arrays to write the results into, returned as they are: ``Y`` or, with
+        ``return_indices=True``, ``(Y, Indices)``. Each must be C-contiguous, writeable, of
+        the output shape (see :func:`pool_output_shape`) and dtype (``X``'s, int64 for
+        Indices), and must not overlap ``X`` or each other.
 
     Returns
     -------
@@ -150,7 +158,44 @@ def max_pool(
             if len(_PLANS) >= _MAX_PLANS:
                 _PLANS.clear()
             _PLANS[key] = plan
-    return _execute(plan, np.asarray(X, dtype=plan.dtype, order="C"))
+    array = np.asarray(X, dtype=plan.dtype, order="C")
+    if out is None:
+        return _execute(plan, array, None, None)
+    y, indices = _check_max_pool_out(out, plan, array)
+    return _execute(plan, array, y, indices)
+
+
+def _check_out(out, name: str, shape: tuple, dtype: np.dtype, inputs: tuple) -> np.ndarray:
+    """A caller's output buffer, checked: the right type, shape and dtype, C-contiguous,
+    writeable, and sharing no memory with the inputs (or the call's other output)."""
+    if not isinstance(out, np.ndarray):
+        raise TypeError(f"{name} must be a numpy array, got {type(out).__name__}")
+    if out.shape != shape:
+        raise ValueError(f"{name} must have shape {shape}, got {out.shape}")
+    if out.dtype != dtype:
+        raise ValueError(f"{name} must have dtype {dtype}, got {out.dtype}")
+    if not out.flags.c_contiguous:
+        raise ValueError(f"{name} must be C-contiguous")
+    if not out.flags.writeable:
+        raise ValueError(f"{name} must be writeable")
+    for other in inputs:
+        if np.may_share_memory(out, other):
+            raise ValueError(f"{name} must not share memory with the input or another output")
+    return out
+
+
+def _check_max_pool_out(out, plan: _Plan, array: np.ndarray):
+    if plan.return_indices:
+        if not isinstance(out, (tuple, list)) or len(out) != 2:
+            raise TypeError("out must be a pair (Y, Indices) when return_indices=True")
+        y = _check_out(out[0], "out[0] (Y)", plan.out_shape, plan.dtype, (array,))
+        indices = _check_out(
+            out[1], "out[1] (Indices)", plan.out_shape, np.dtype(np.int64), (array, y)
+        )
+        return y, indices
+    if isinstance(out, (tuple, list)):
+        raise TypeError("out must be one array (Y) unless return_indices=True")
+    return _check_out(out, "out", plan.out_shape, plan.dtype, (array,)), None
 
 
 class _Plan(NamedTuple):
@@ -261,10 +306,48 @@ def _plan_max_pool(
 # the thread pool costs more than it saves.
 _SERIAL_BELOW = 1 << 15
 
+# One parallel kernel runs at a time: numba's default "workqueue" threading layer aborts the
+# process when two threads launch parallel work at once, and on the others a second launch
+# would only oversubscribe the cores. A call that finds the pool busy runs its serial kernel
+# on its own thread instead (the kernels release the GIL), so concurrent callers still keep
+# every core busy.
+_PARALLEL = threading.Lock()
+# Cleared in a child forked after GNU OpenMP started in the parent: OpenMP cannot run there
+# (it terminates the process), so the child runs everything serially.
+_parallel_allowed = True
 
-def _execute(plan: _Plan, array: np.ndarray):
-    y = np.empty(plan.out_shape, dtype=plan.dtype)
-    indices = np.empty(plan.out_shape, dtype=np.int64) if plan.return_indices else None
+
+def _after_fork_in_child() -> None:
+    global _PARALLEL, _parallel_allowed
+    _PARALLEL = threading.Lock()  # another thread of the parent may have held it
+    try:
+        layer = numba.threading_layer()
+    except ValueError:  # no parallel work ran in the parent: the child may start any layer
+        return
+    if layer == "omp":
+        _parallel_allowed = False
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def _launch(serial_kernel, parallel_kernel, serial: bool, *args) -> None:
+    """Run a kernel entry: the parallel one when the call is big enough and the thread
+    pool is free, else the serial one. Every entry takes the thread count last."""
+    if not serial and _parallel_allowed and _PARALLEL.acquire(blocking=False):
+        try:
+            parallel_kernel(*args, numba.get_num_threads())
+        finally:
+            _PARALLEL.release()
+    else:
+        serial_kernel(*args, 1)
+
+
+def _execute(plan: _Plan, array: np.ndarray, y: np.ndarray | None, indices: np.ndarray | None):
+    if y is None:
+        y = np.empty(plan.out_shape, dtype=plan.dtype)
+        if plan.return_indices:
+            indices = np.empty(plan.out_shape, dtype=np.int64)
     if y.size:
         flat_x, flat_y = array.reshape(-1), y.reshape(-1)
         if plan.kernel_dtype is not plan.dtype:
@@ -272,29 +355,14 @@ def _execute(plan: _Plan, array: np.ndarray):
         flat_indices = indices.reshape(-1) if plan.return_indices else _NO_INDICES
         serial = array.size + y.size < _SERIAL_BELOW
         if plan.bits_dtype is not None:
-            kernel = _max_kernels.max_pool_planar_serial if serial else _max_kernels.max_pool_planar
-            kernel(
-                flat_x,
-                array.reshape(-1).view(plan.bits_dtype),
-                flat_y,
-                flat_indices,
-                plan.return_indices,
-                *plan.kernel_args,
-                1 if serial else numba.get_num_threads(),
-            )
-        elif serial:
-            _max_kernels.max_pool_serial(
-                flat_x, flat_y, flat_indices, plan.return_indices, *plan.kernel_args, 1
-            )
+            bits = array.reshape(-1).view(plan.bits_dtype)
+            _launch(_max_kernels.max_pool_planar_serial, _max_kernels.max_pool_planar, serial,
+                    flat_x, bits, flat_y, flat_indices, plan.return_indices,
+                    *plan.kernel_args)  # fmt: skip
         else:
-            _max_kernels.max_pool(
-                flat_x,
-                flat_y,
-                flat_indices,
-                plan.return_indices,
-                *plan.kernel_args,
-                numba.get_num_threads(),
-            )
+            _launch(_max_kernels.max_pool_serial, _max_kernels.max_pool, serial,
+                    flat_x, flat_y, flat_indices, plan.return_indices,
+                    *plan.kernel_args)  # fmt: skip
     return (y, indices) if plan.return_indices else y
 
 
@@ -309,7 +377,9 @@ def _global_shapes(array: np.ndarray, layout: str):
     return (batch, channels), out_shape
 
 
-def global_max_pool(X: ArrayLike, *, layout: Layout = "NCHW") -> np.ndarray:
+def global_max_pool(
+    X: ArrayLike, *, layout: Layout = "NCHW", out: np.ndarray | None = None
+) -> np.ndarray:
     """ONNX GlobalMaxPool: the maximum over all spatial axes, keeping them as size 1.
 
     Parameters
@@ -319,6 +389,9 @@ def global_max_pool(X: ArrayLike, *, layout: Layout = "NCHW") -> np.ndarray:
         dtype float16, float32, float64, bfloat16, int8 or uint8.
     layout : {"NCHW", "NHWC"}
         Channels first or channels last.
+    out : ndarray, optional
+        An array to write the result into, returned as it is: C-contiguous, writeable, of the
+        output shape and ``X``'s dtype, not overlapping ``X``.
 
     Returns
     -------
@@ -336,17 +409,19 @@ def global_max_pool(X: ArrayLike, *, layout: Layout = "NCHW") -> np.ndarray:
     layout = check_layout(layout)
     array, data, storage = prepare(X, "GlobalMaxPool")
     shape_out, out_shape = _global_shapes(array, layout)
-    y = np.empty(out_shape, dtype=array.dtype)
+    if out is None:
+        y = np.empty(out_shape, dtype=array.dtype)
+    else:
+        y = _check_out(out, "out", out_shape, array.dtype, (array,))
     if y.size:
         flat_x, flat_y = data.reshape(-1), y.view(data.dtype).reshape(-1)
         serial = flat_x.size < _SERIAL_BELOW
-        threads = 1 if serial else numba.get_num_threads()
         if layout == "NCHW":
-            kernel = _max_kernels.global_max_nchw_serial if serial else _max_kernels.global_max_nchw
-            kernel(flat_x, flat_y, storage.inf_bits, storage.fill, threads)
+            _launch(_max_kernels.global_max_nchw_serial, _max_kernels.global_max_nchw, serial,
+                    flat_x, flat_y, storage.inf_bits, storage.fill)  # fmt: skip
         else:
-            kernel = _max_kernels.global_max_nhwc_serial if serial else _max_kernels.global_max_nhwc
-            kernel(flat_x, flat_y, shape_out[1], storage.inf_bits, storage.fill, threads)
+            _launch(_max_kernels.global_max_nhwc_serial, _max_kernels.global_max_nhwc, serial,
+                    flat_x, flat_y, shape_out[1], storage.inf_bits, storage.fill)  # fmt: skip
     return y
 
 
@@ -361,7 +436,9 @@ def _check_p(p) -> float:
     return float(p)
 
 
-def global_lp_pool(X: ArrayLike, p: float = 2, *, layout: Layout = "NCHW") -> np.ndarray:
+def global_lp_pool(
+    X: ArrayLike, p: float = 2, *, layout: Layout = "NCHW", out: np.ndarray | None = None
+) -> np.ndarray:
     """ONNX GlobalLpPool: ``(sum |x|^p) ** (1/p)`` over all spatial axes, kept as size 1.
 
     Parameters
@@ -373,6 +450,8 @@ def global_lp_pool(X: ArrayLike, p: float = 2, *, layout: Layout = "NCHW") -> np
         The order of the norm, any positive finite number (default 2).
     layout : {"NCHW", "NHWC"}
         Channels first or channels last.
+    out : ndarray, optional
+        As for :func:`global_max_pool`.
 
     Returns
     -------
@@ -392,14 +471,18 @@ def global_lp_pool(X: ArrayLike, p: float = 2, *, layout: Layout = "NCHW") -> np
     p = _check_p(p)
     array, data, storage = prepare(X, "GlobalLpPool", floats_only=True)
     shape_out, out_shape = _global_shapes(array, layout)
+    if out is not None:
+        out = _check_out(out, "out", out_shape, array.dtype, (array,))
     result = np.empty(shape_out, dtype=np.float64)
     if result.size:
         table = float32_table(array.dtype) if storage.inf_bits else EMPTY_TABLE
         serial = data.size < _SERIAL_BELOW
-        threads = 1 if serial else numba.get_num_threads()
         if layout == "NCHW":
-            kernel = _lp_kernels.global_lp_nchw_serial if serial else _lp_kernels.global_lp_nchw
+            kernels = _lp_kernels.global_lp_nchw_serial, _lp_kernels.global_lp_nchw
         else:
-            kernel = _lp_kernels.global_lp_nhwc_serial if serial else _lp_kernels.global_lp_nhwc
-        kernel(data.reshape(-1), result, p, table, threads)
-    return result.astype(array.dtype).reshape(out_shape)
+            kernels = _lp_kernels.global_lp_nhwc_serial, _lp_kernels.global_lp_nhwc
+        _launch(*kernels, serial, data.reshape(-1), result, p, table)
+    if out is None:
+        return result.astype(array.dtype).reshape(out_shape)
+    out.reshape(-1)[...] = result.reshape(-1)  # rounds as astype does
+    return out
