@@ -12,10 +12,11 @@ import numba
 import numpy as np
 from numpy.typing import ArrayLike
 
-from fastpool import _lp_kernels, _max_kernels
+from fastpool import _activation, _lp_kernels, _max_kernels
 from fastpool._attrs import (
     COLUMN_MAJOR,
     ROW_MAJOR,
+    check_activation,
     check_auto_pad,
     check_flag,
     check_layout,
@@ -100,6 +101,8 @@ def max_pool(
     strides: IntList | None = None,
     return_indices: bool = False,
     layout: Layout = "NCHW",
+    activation: str | None = None,
+    activation_params: Sequence[float] | None = None,
     out: np.ndarray | tuple[np.ndarray, np.ndarray] | None = None,
 ) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
     """ONNX MaxPool, with its optional Indices output.
@@ -126,6 +129,12 @@ def max_pool(
         Also return the Indices output.
     layout : {"NCHW", "NHWC"}
         Channels first or channels last; the outputs have the input's layout.
+    activation : {"Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh", "HardSigmoid"}, optional
+        Applied to Y after pooling, as the ``com.ms.internal.nhwc`` MaxPool does (floats
+        only; computed in float32 for the 16-bit floats, then rounded). NaN stays NaN.
+    activation_params : sequence of float, optional
+        LeakyRelu: ``[alpha]``; Clip: ``[min, max]``; HardSigmoid: ``[alpha, beta]``
+        (``max(0, min(1, alpha * y + beta))``); none for the others.
     out : ndarray or (ndarray, ndarray), optional
         Arrays to write the results into, returned as they are: ``Y`` or, with
         ``return_indices=True``, ``(Y, Indices)``. Each must be C-contiguous, writeable, of
@@ -159,10 +168,26 @@ def max_pool(
                 _PLANS.clear()
             _PLANS[key] = plan
     array = np.asarray(X, dtype=plan.dtype, order="C")
-    if out is None:
-        return _execute(plan, array, None, None)
-    y, indices = _check_max_pool_out(out, plan, array)
-    return _execute(plan, array, y, indices)
+    act = None
+    if activation is not None or activation_params is not None:
+        act = check_activation(activation, activation_params)
+        if act is not None and plan.dtype.kind in "iu":
+            raise TypeError(f"activation needs a float dtype, got {plan.dtype}")
+    y, indices = (None, None) if out is None else _check_max_pool_out(out, plan, array)
+    result = _execute(plan, array, y, indices)
+    if act is not None:
+        _activate(result[0] if plan.return_indices else result, *act)
+    return result
+
+
+def _activate(y: np.ndarray, code: int, a: float, b: float) -> None:
+    """Apply an activation to Y in place (16-bit floats through float32)."""
+    work = y if y.dtype in (np.float32, np.float64) else y.astype(np.float32)
+    constants = np.array([a, b, 0, 1], dtype=work.dtype)
+    _launch(_activation.activate_serial, _activation.activate, work.size < _SERIAL_BELOW,
+            work.reshape(-1), code, constants)  # fmt: skip
+    if work is not y:
+        y[...] = work  # rounds to nearest, as astype does
 
 
 def _check_out(out, name: str, shape: tuple, dtype: np.dtype, inputs: tuple) -> np.ndarray:

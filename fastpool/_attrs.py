@@ -103,6 +103,47 @@ def _check_length(name: str, items: tuple | None, length: int) -> tuple | None:
     return items
 
 
+# The activations of the com.ms.internal.nhwc MaxPool: name -> number of parameters.
+ACTIVATIONS = {
+    "Relu": 0,
+    "LeakyRelu": 1,
+    "Clip": 2,
+    "Sigmoid": 0,
+    "Tanh": 0,
+    "HardSigmoid": 2,
+}
+
+
+def check_activation(activation, params) -> tuple[int, float, float] | None:
+    """(code, a, b) of an activation with its parameters, or None for none."""
+    if activation is None:
+        if params is not None and len(params):
+            raise ValueError("activation_params given without an activation")
+        return None
+    if isinstance(activation, bytes):
+        activation = activation.decode("ascii", "replace")
+    if activation not in ACTIVATIONS:
+        raise ValueError(
+            f"activation must be one of {', '.join(ACTIVATIONS)}, got {activation!r}"
+        )
+    wanted = ACTIVATIONS[activation]
+    values = () if params is None else tuple(params)
+    if len(values) != wanted:
+        raise ValueError(
+            f"activation_params for {activation} must have {wanted} value(s), "
+            f"got {len(values)}: {list(values)!r}"
+        )
+    for i, value in enumerate(values):
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+            raise ValueError(f"activation_params[{i}] must be a number, got {value!r}")
+        if not np.isfinite(value):
+            raise ValueError(f"activation_params[{i}] must be finite, got {value!r}")
+    a, b = (float(v) for v in (*values, 0.0, 0.0)[:2])
+    if activation == "Clip" and a > b:
+        raise ValueError(f"Clip's min must not exceed its max, got min={a!r}, max={b!r}")
+    return list(ACTIVATIONS).index(activation), a, b
+
+
 def check_rank(shape: tuple, layout: str) -> None:
     if len(shape) < 3:
         axes = "(N, C, D1, ..., Dn)" if layout == "NCHW" else "(N, D1, ..., Dn, C)"

@@ -1,0 +1,58 @@
+"""The activations the ``com.ms.internal.nhwc`` MaxPool applies to its pooled values: loops only.
+
+Each is applied in place to Y in float32 or float64 and keeps a NaN (payload included):
+every test below is false for NaN, so a NaN falls through unchanged.
+"""
+
+from __future__ import annotations
+
+import math
+
+from numba import njit, prange
+
+# Activation codes, in the order of ``_attrs.ACTIVATIONS``.
+RELU, LEAKY_RELU, CLIP, SIGMOID, TANH, HARD_SIGMOID = range(6)
+
+
+@njit(cache=True, nogil=True)
+def _activate_range(y, code, constants, first, last):
+    """constants: (a, b, 0, 1) in y's dtype."""
+    a, b, zero, one = constants[0], constants[1], constants[2], constants[3]
+    if code == RELU:
+        for i in range(first, last):
+            y[i] = zero if y[i] < zero else y[i]
+    elif code == LEAKY_RELU:
+        for i in range(first, last):
+            y[i] = a * y[i] if y[i] < zero else y[i]
+    elif code == CLIP:
+        for i in range(first, last):
+            v = y[i]
+            y[i] = a if v < a else (b if v > b else v)
+    elif code == SIGMOID:
+        for i in range(first, last):
+            if y[i] == y[i]:
+                y[i] = one / (one + math.exp(-y[i]))
+    elif code == TANH:
+        for i in range(first, last):
+            if y[i] == y[i]:
+                y[i] = math.tanh(y[i])
+    elif code == HARD_SIGMOID:
+        for i in range(first, last):
+            v = a * y[i] + b
+            if y[i] == y[i]:
+                y[i] = zero if v < zero else (one if v > one else v)
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def activate(y, code, constants, threads):
+    """Apply activation ``code`` with ``constants`` = (a, b, 0, 1) to flat y in place."""
+    chunks = max(1, min(4 * threads, y.shape[0] // 4096))
+    for chunk in prange(chunks):
+        _activate_range(y, code, constants, chunk * y.shape[0] // chunks,
+                        (chunk + 1) * y.shape[0] // chunks)  # fmt: skip
+
+
+@njit(cache=True, nogil=True)
+def activate_serial(y, code, constants, threads):
+    """activate on the calling thread, for small outputs."""
+    _activate_range(y, code, constants, 0, y.shape[0])
