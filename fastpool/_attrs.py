@@ -123,9 +123,7 @@ def check_activation(activation, params) -> tuple[int, float, float] | None:
     if isinstance(activation, bytes):
         activation = activation.decode("ascii", "replace")
     if activation not in ACTIVATIONS:
-        raise ValueError(
-            f"activation must be one of {', '.join(ACTIVATIONS)}, got {activation!r}"
-        )
+        raise ValueError(f"activation must be one of {', '.join(ACTIVATIONS)}, got {activation!r}")
     wanted = ACTIVATIONS[activation]
     values = () if params is None else tuple(params)
     if len(values) != wanted:
