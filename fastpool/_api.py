@@ -168,26 +168,45 @@ def max_pool(
                 _PLANS.clear()
             _PLANS[key] = plan
     array = np.asarray(X, dtype=plan.dtype, order="C")
-    act = None
+    activation_args = _NO_ACTIVATION
     if activation is not None or activation_params is not None:
-        act = check_activation(activation, activation_params)
-        if act is not None and plan.dtype.kind in "iu":
-            raise TypeError(f"activation needs a float dtype, got {plan.dtype}")
+        activation_args = _activation_args(plan, activation, activation_params)
     y, indices = (None, None) if out is None else _check_max_pool_out(out, plan, array)
-    result = _execute(plan, array, y, indices)
-    if act is not None:
-        _activate(result[0] if plan.return_indices else result, *act)
+    result = _execute(plan, array, y, indices, activation_args)
+    if activation_args[0] == _SECOND_PASS:
+        y = result[0] if plan.return_indices else result
+        _second_pass_activation(y, *activation_args[1:])
     return result
 
 
-def _activate(y: np.ndarray, code: int, a: float, b: float) -> None:
-    """Apply an activation to Y in place (16-bit floats through float32)."""
-    work = y if y.dtype in (np.float32, np.float64) else y.astype(np.float32)
-    constants = np.array([a, b, 0, 1], dtype=work.dtype)
-    _launch(_activation.activate_serial, _activation.activate, work.size < _SERIAL_BELOW,
+# (code, constants) when there is no activation
+_NO_ACTIVATION = (-1, None)
+_SECOND_PASS = -2  # the code that tells the kernels to leave the activation to a later pass
+
+
+def _activation_args(plan: _Plan, activation, activation_params) -> tuple:
+    """The kernels' (code, constants) for an activation: float32 and float64 apply it as
+    they write each block of outputs; 16-bit floats get (_SECOND_PASS, code, a, b)."""
+    checked = check_activation(activation, activation_params)
+    if checked is None:
+        return _NO_ACTIVATION
+    if plan.dtype.kind in "iu":
+        raise TypeError(f"activation needs a float dtype, got {plan.dtype}")
+    code, a, b = checked
+    if plan.kernel_dtype != plan.dtype:
+        return (_SECOND_PASS, code, a, b)
+    return code, np.array([a, b, 0, 1], dtype=plan.dtype)
+
+
+def _second_pass_activation(y: np.ndarray, code: int, a: float, b: float) -> None:
+    """Apply an activation to 16-bit float Y in place, computed in float32."""
+    work = y.astype(np.float32)
+    constants = np.array([a, b, 0, 1], dtype=np.float32)
+    # an elementwise pass is cheap: threads pay off only on large outputs
+    serial = work.size < 8 * _SERIAL_BELOW
+    _launch(_activation.activate_serial, _activation.activate, serial,
             work.reshape(-1), code, constants)  # fmt: skip
-    if work is not y:
-        y[...] = work  # rounds to nearest, as astype does
+    y[...] = work  # rounds to nearest, as astype does
 
 
 def _check_out(out, name: str, shape: tuple, dtype: np.dtype, inputs: tuple) -> np.ndarray:
@@ -368,7 +387,7 @@ def _launch(serial_kernel, parallel_kernel, serial: bool, *args) -> None:
         serial_kernel(*args, 1)
 
 
-def _execute(plan: _Plan, array: np.ndarray, y: np.ndarray | None, indices: np.ndarray | None):
+def _execute(plan: _Plan, array: np.ndarray, y, indices, activation_args: tuple):
     if y is None:
         y = np.empty(plan.out_shape, dtype=plan.dtype)
         if plan.return_indices:
@@ -379,16 +398,30 @@ def _execute(plan: _Plan, array: np.ndarray, y: np.ndarray | None, indices: np.n
             flat_x, flat_y = flat_x.view(plan.kernel_dtype), flat_y.view(plan.kernel_dtype)
         flat_indices = indices.reshape(-1) if plan.return_indices else _NO_INDICES
         serial = array.size + y.size < _SERIAL_BELOW
+        act_code, act_constants = activation_args[:2]
+        if act_code < 0:  # none, or left to a later pass
+            act_code, act_constants = -1, _no_constants(flat_y.dtype)
         if plan.bits_dtype is not None:
             bits = array.reshape(-1).view(plan.bits_dtype)
             _launch(_max_kernels.max_pool_planar_serial, _max_kernels.max_pool_planar, serial,
                     flat_x, bits, flat_y, flat_indices, plan.return_indices,
-                    *plan.kernel_args)  # fmt: skip
+                    *plan.kernel_args, act_code, act_constants)  # fmt: skip
         else:
             _launch(_max_kernels.max_pool_serial, _max_kernels.max_pool, serial,
                     flat_x, flat_y, flat_indices, plan.return_indices,
-                    *plan.kernel_args)  # fmt: skip
+                    *plan.kernel_args, act_code, act_constants)  # fmt: skip
     return (y, indices) if plan.return_indices else y
+
+
+_NO_CONSTANTS: dict = {}
+
+
+def _no_constants(dtype: np.dtype) -> np.ndarray:
+    """A placeholder constants array of the kernels' dtype (one numba type per dtype)."""
+    constants = _NO_CONSTANTS.get(dtype)
+    if constants is None:
+        constants = _NO_CONSTANTS[dtype] = np.zeros(4, dtype=dtype)
+    return constants
 
 
 def _global_shapes(array: np.ndarray, layout: str):

@@ -30,6 +30,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from fastpool._activation import activate_range
 from fastpool._attrs import (
     DILATIONS,
     IN_SHAPE,
@@ -67,8 +68,9 @@ _u = np.uint64
 
 @njit(cache=True, nogil=True)
 def _max_pool_tasks(
-    x, y, indices, want, shape, geo, taps, order, inf_bits, fill, row_blocks, first_task, last_task
-):
+    x, y, indices, want, shape, geo, taps, order, inf_bits, fill, act_code, act_constants,
+    row_blocks, first_task, last_task,
+):  # fmt: skip
     """Tasks first_task..last_task-1; a task is one block of output rows of one plane.
 
     x, y, indices are flat. ``shape`` = (planes, rows, row length, output rows, output row
@@ -309,10 +311,16 @@ def _max_pool_tasks(
                     axis -= 1
                 if axis < 0:
                     break
+        if act_code >= 0:  # the activation, while the outputs are in cache
+            out_plane = plane * out_rows
+            activate_range(y, act_code, act_constants, (out_plane + o_lo * out_inner) * out_length,
+                           (out_plane + o_hi * out_inner) * out_length)  # fmt: skip
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def max_pool(x, y, indices, want, shape, geo, taps, order, inf_bits, fill, threads):
+def max_pool(
+    x, y, indices, want, shape, geo, taps, order, inf_bits, fill, act_code, act_constants, threads
+):
     """Parallel MaxPool; see _max_pool_tasks for the arguments."""
     planes = shape[0]
     out_first = geo[OUT_SHAPE, 0] if geo.shape[1] > 1 else 1
@@ -332,6 +340,8 @@ def max_pool(x, y, indices, want, shape, geo, taps, order, inf_bits, fill, threa
             order,
             inf_bits,
             fill,
+            act_code,
+            act_constants,
             row_blocks,
             chunk * tasks // chunks,
             (chunk + 1) * tasks // chunks,
@@ -339,9 +349,12 @@ def max_pool(x, y, indices, want, shape, geo, taps, order, inf_bits, fill, threa
 
 
 @njit(cache=True, nogil=True)
-def max_pool_serial(x, y, indices, want, shape, geo, taps, order, inf_bits, fill, threads):
+def max_pool_serial(
+    x, y, indices, want, shape, geo, taps, order, inf_bits, fill, act_code, act_constants, threads
+):
     """max_pool on the calling thread (``threads`` is ignored), for small inputs."""
-    _max_pool_tasks(x, y, indices, want, shape, geo, taps, order, inf_bits, fill, 1, 0, shape[0])
+    _max_pool_tasks(x, y, indices, want, shape, geo, taps, order, inf_bits, fill, act_code,
+                    act_constants, 1, 0, shape[0])  # fmt: skip
 
 
 # ---- MaxPool, channels first, one or two spatial axes -------------------------------------
@@ -350,7 +363,7 @@ def max_pool_serial(x, y, indices, want, shape, geo, taps, order, inf_bits, fill
 @njit(cache=True, nogil=True)
 def _planar_tasks(
     x, bits, y, indices, want, dims, taps, inf_bits, fill, special_mask, special_inf,
-    row_blocks, first_task, last_task,
+    act_code, act_constants, row_blocks, first_task, last_task,
 ):  # fmt: skip
     """Tasks first_task..last_task-1 of a channels-first pooling over planes of H x W.
 
@@ -412,9 +425,8 @@ def _planar_tasks(
                     y[(plane * OH + oh) * OW + ow] = best
                     if want:
                         indices[(plane * OH + oh) * OW + ow] = xa + best_at if best_at >= 0 else -1
-            continue
 
-        if not want:
+        elif not want:
             for oh in range(oh_lo, oh_hi):
                 ya = (plane * OH + oh) * OW
                 t_lo, t_hi = taps[0, 0, oh], taps[1, 0, oh]
@@ -480,93 +492,97 @@ def _planar_tasks(
                             b = padded[_u(o * sw + j * dw)]
                             a = b if greater(b, a, inf_bits) else a
                         y[_u(ya + o)] = a
-            continue
 
-        # With indices: 1. along each input row: the first maximum of each window and the
-        # index of it within the plane
-        if row_index.shape[0] < (r_hi - r_lo) * OW:
-            row_values = np.empty((r_hi - r_lo) * OW, dtype=x.dtype)
-            row_index = np.empty((r_hi - r_lo) * OW, dtype=np.int64)
-        for r in range(r_lo, r_hi):
-            ra = xa + r * W
-            va = (r - r_lo) * OW
-            # index of column c of this row: c * c_step + r_index
-            c_step, r_index = (H, r) if column_major else (1, r * W)
-            if dw == 1 and sw == 2 and kw == 3:
-                for o in range(lo_w, hi_w):
-                    c = 2 * o - pw
-                    a, at = x[_u(ra + c)], c
-                    b = x[_u(ra + c + 1)]
-                    take = greater(b, a, inf_bits)
-                    a, at = (b, c + 1) if take else (a, at)
-                    b = x[_u(ra + c + 2)]
-                    take = greater(b, a, inf_bits)
-                    a, at = (b, c + 2) if take else (a, at)
-                    row_values[_u(va + o)] = a
-                    row_index[_u(va + o)] = at * c_step + r_index
-            elif sw == 1:
-                for o in range(lo_w, hi_w):
-                    row_values[_u(va + o)] = x[_u(ra + o - pw)]
-                    row_index[_u(va + o)] = (o - pw) * c_step + r_index
-                for j in range(1, kw):
+        else:
+            # With indices: 1. along each input row: the first maximum of each window and the
+            # index of it within the plane
+            if row_index.shape[0] < (r_hi - r_lo) * OW:
+                row_values = np.empty((r_hi - r_lo) * OW, dtype=x.dtype)
+                row_index = np.empty((r_hi - r_lo) * OW, dtype=np.int64)
+            for r in range(r_lo, r_hi):
+                ra = xa + r * W
+                va = (r - r_lo) * OW
+                # index of column c of this row: c * c_step + r_index
+                c_step, r_index = (H, r) if column_major else (1, r * W)
+                if dw == 1 and sw == 2 and kw == 3:
                     for o in range(lo_w, hi_w):
-                        c = o - pw + j * dw
-                        a = row_values[_u(va + o)]
-                        b = x[_u(ra + c)]
+                        c = 2 * o - pw
+                        a, at = x[_u(ra + c)], c
+                        b = x[_u(ra + c + 1)]
                         take = greater(b, a, inf_bits)
-                        row_values[_u(va + o)] = b if take else a
-                        at = row_index[_u(va + o)]
-                        row_index[_u(va + o)] = c * c_step + r_index if take else at
-            else:
-                for o in range(lo_w, hi_w):
-                    c = o * sw - pw
-                    a, at = x[_u(ra + c)], c
+                        a, at = (b, c + 1) if take else (a, at)
+                        b = x[_u(ra + c + 2)]
+                        take = greater(b, a, inf_bits)
+                        a, at = (b, c + 2) if take else (a, at)
+                        row_values[_u(va + o)] = a
+                        row_index[_u(va + o)] = at * c_step + r_index
+                elif sw == 1:
+                    for o in range(lo_w, hi_w):
+                        row_values[_u(va + o)] = x[_u(ra + o - pw)]
+                        row_index[_u(va + o)] = (o - pw) * c_step + r_index
                     for j in range(1, kw):
-                        b = x[_u(ra + c + j * dw)]
-                        if greater(b, a, inf_bits):
-                            a, at = b, c + j * dw
-                    row_values[_u(va + o)] = a
-                    row_index[_u(va + o)] = at * c_step + r_index
-            for part in range(2):  # the windows with taps outside the row
-                o_from, o_to = (0, lo_w) if part == 0 else (hi_w, OW)
-                for o in range(o_from, o_to):
-                    a, at = fill, -1
-                    for j in range(taps[0, 1, o], taps[1, 1, o]):
-                        c = o * sw - pw + j * dw
-                        if at < 0 or greater(x[ra + c], a, inf_bits):
-                            a, at = x[ra + c], c
-                    row_values[va + o] = a
-                    row_index[va + o] = at * c_step + r_index if at >= 0 else -1
-        # 2. down the columns, keeping the earlier row on ties
-        for oh in range(oh_lo, oh_hi):
-            ya = (plane * OH + oh) * OW
-            t_lo, t_hi = taps[0, 0, oh], taps[1, 0, oh]
-            if t_lo >= t_hi:
-                for e in range(ya, ya + OW):
-                    y[e] = fill
-                    indices[e] = -1
-                continue
-            va = (oh * sh - ph + t_lo * dh - r_lo) * OW
-            for o in range(OW):
-                y[_u(ya + o)] = row_values[_u(va + o)]
-                indices[_u(ya + o)] = row_index[_u(va + o)]
-            for t in range(1, t_hi - t_lo):
-                ta = va + t * dh * OW
+                        for o in range(lo_w, hi_w):
+                            c = o - pw + j * dw
+                            a = row_values[_u(va + o)]
+                            b = x[_u(ra + c)]
+                            take = greater(b, a, inf_bits)
+                            row_values[_u(va + o)] = b if take else a
+                            at = row_index[_u(va + o)]
+                            row_index[_u(va + o)] = c * c_step + r_index if take else at
+                else:
+                    for o in range(lo_w, hi_w):
+                        c = o * sw - pw
+                        a, at = x[_u(ra + c)], c
+                        for j in range(1, kw):
+                            b = x[_u(ra + c + j * dw)]
+                            if greater(b, a, inf_bits):
+                                a, at = b, c + j * dw
+                        row_values[_u(va + o)] = a
+                        row_index[_u(va + o)] = at * c_step + r_index
+                for part in range(2):  # the windows with taps outside the row
+                    o_from, o_to = (0, lo_w) if part == 0 else (hi_w, OW)
+                    for o in range(o_from, o_to):
+                        a, at = fill, -1
+                        for j in range(taps[0, 1, o], taps[1, 1, o]):
+                            c = o * sw - pw + j * dw
+                            if at < 0 or greater(x[ra + c], a, inf_bits):
+                                a, at = x[ra + c], c
+                        row_values[va + o] = a
+                        row_index[va + o] = at * c_step + r_index if at >= 0 else -1
+            # 2. down the columns, keeping the earlier row on ties
+            for oh in range(oh_lo, oh_hi):
+                ya = (plane * OH + oh) * OW
+                t_lo, t_hi = taps[0, 0, oh], taps[1, 0, oh]
+                if t_lo >= t_hi:
+                    for e in range(ya, ya + OW):
+                        y[e] = fill
+                        indices[e] = -1
+                    continue
+                va = (oh * sh - ph + t_lo * dh - r_lo) * OW
                 for o in range(OW):
-                    a = y[_u(ya + o)]
-                    b = row_values[_u(ta + o)]
-                    take = greater(b, a, inf_bits)
-                    y[_u(ya + o)] = b if take else a
+                    y[_u(ya + o)] = row_values[_u(va + o)]
+                    indices[_u(ya + o)] = row_index[_u(va + o)]
+                for t in range(1, t_hi - t_lo):
+                    ta = va + t * dh * OW
+                    for o in range(OW):
+                        a = y[_u(ya + o)]
+                        b = row_values[_u(ta + o)]
+                        take = greater(b, a, inf_bits)
+                        y[_u(ya + o)] = b if take else a
+                        at = indices[_u(ya + o)]
+                        indices[_u(ya + o)] = row_index[_u(ta + o)] if take else at
+                for o in range(OW):  # from indices within the plane to flat ones
                     at = indices[_u(ya + o)]
-                    indices[_u(ya + o)] = row_index[_u(ta + o)] if take else at
-            for o in range(OW):  # from indices within the plane to flat ones
-                at = indices[_u(ya + o)]
-                indices[_u(ya + o)] = at + xa if at >= 0 else -1
+                    indices[_u(ya + o)] = at + xa if at >= 0 else -1
+        if act_code >= 0:  # the activation, while the outputs are in cache
+            activate_range(y, act_code, act_constants, (plane * OH + oh_lo) * OW,
+                           (plane * OH + oh_hi) * OW)  # fmt: skip
 
 
 @njit(parallel=True, cache=True, nogil=True)
 def max_pool_planar(
-    x, bits, y, indices, want, dims, taps, inf_bits, fill, special_mask, special_inf, threads
+    x, bits, y, indices, want, dims, taps, inf_bits, fill, special_mask, special_inf,
+    act_code, act_constants, threads,
 ):  # fmt: skip
     """Parallel channels-first MaxPool over 1-D or 2-D planes; see _planar_tasks."""
     planes = y.shape[0] // (dims[P_OH] * dims[P_OW])
@@ -577,19 +593,21 @@ def max_pool_planar(
     for chunk in prange(chunks):
         _planar_tasks(
             x, bits, y, indices, want, dims, taps, inf_bits, fill, special_mask, special_inf,
-            row_blocks, chunk * tasks // chunks, (chunk + 1) * tasks // chunks,
+            act_code, act_constants, row_blocks, chunk * tasks // chunks,
+            (chunk + 1) * tasks // chunks,
         )  # fmt: skip
 
 
 @njit(cache=True, nogil=True)
 def max_pool_planar_serial(
-    x, bits, y, indices, want, dims, taps, inf_bits, fill, special_mask, special_inf, threads
+    x, bits, y, indices, want, dims, taps, inf_bits, fill, special_mask, special_inf,
+    act_code, act_constants, threads,
 ):  # fmt: skip
     """max_pool_planar on the calling thread (``threads`` is ignored), for small inputs."""
     planes = y.shape[0] // (dims[P_OH] * dims[P_OW])
     _planar_tasks(
         x, bits, y, indices, want, dims, taps, inf_bits, fill, special_mask, special_inf,
-        1, 0, planes,
+        act_code, act_constants, 1, 0, planes,
     )  # fmt: skip
 
 
