@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from fastpool._activation import activate_range
+from fastpool._activation import activate_range as _activate_range
 from fastpool._attrs import (
     DILATIONS,
     IN_SHAPE,
@@ -313,7 +313,7 @@ def _max_pool_tasks(
                     break
         if act_code >= 0:  # the activation, while the outputs are in cache
             out_plane = plane * out_rows
-            activate_range(y, act_code, act_constants, (out_plane + o_lo * out_inner) * out_length,
+            _activate_range(y, act_code, act_constants, (out_plane + o_lo * out_inner) * out_length,
                            (out_plane + o_hi * out_inner) * out_length)  # fmt: skip
 
 
@@ -575,7 +575,7 @@ def _planar_tasks(
                     at = indices[_u(ya + o)]
                     indices[_u(ya + o)] = at + xa if at >= 0 else -1
         if act_code >= 0:  # the activation, while the outputs are in cache
-            activate_range(y, act_code, act_constants, (plane * OH + oh_lo) * OW,
+            _activate_range(y, act_code, act_constants, (plane * OH + oh_lo) * OW,
                            (plane * OH + oh_hi) * OW)  # fmt: skip
 
 

@@ -10,16 +10,17 @@ import numpy as np
 
 from fastpool import _api
 
+FLOATS = ["float16", "float32", "float64", "bfloat16"]
+
 
 def _steps():
     """(label, call) pairs that between them reach every kernel entry for every dtype."""
-    floats = ["float16", "float32", "float64", "bfloat16"]
     steps = []
-    for name in [*floats, "int8", "uint8"]:
+    for name in [*FLOATS, "int8", "uint8"]:
         for entry, shape in (("serial", (1, 2, 6, 6)), ("parallel", (1, 8, 64, 64))):
             steps.append((f"MaxPool {name} {entry}", name, shape, "max_pool"))
             steps.append((f"GlobalMaxPool {name} {entry}", name, shape, "global_max_pool"))
-            if name in floats:
+            if name in FLOATS:
                 steps.append((f"GlobalLpPool {name} {entry}", name, shape, "global_lp_pool"))
     return steps
 
@@ -64,8 +65,10 @@ def warmup(progress: bool = True, file: TextIO | None = None) -> int:
         began = time.perf_counter()
         for layout in ("NCHW", "NHWC"):
             if function == "max_pool":
+                # with an activation for the floats (16-bit ones apply it in a second pass)
+                activation = "Relu" if dtype_name in FLOATS else None
                 _api.max_pool(x, [3, 3], strides=[2, 2], pads=[1, 1, 1, 1], layout=layout,
-                              return_indices=True)  # fmt: skip
+                              return_indices=True, activation=activation)  # fmt: skip
             else:
                 getattr(_api, function)(x, layout=layout)
         done += 1

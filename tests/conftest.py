@@ -68,3 +68,20 @@ def entry(request, monkeypatch):
 
     monkeypatch.setattr(_api, "_SERIAL_BELOW", 1 << 62 if request.param == "serial" else 0)
     return request.param
+
+
+# Hypothesis profiles: "ci" by default; FASTPOOL_HYPOTHESIS_PROFILE=long for thousands of
+# examples per property. No deadline: the first example of a kind compiles kernels.
+def _register_hypothesis_profiles():
+    import os
+
+    from hypothesis import HealthCheck, settings
+
+    slow = [HealthCheck.too_slow, HealthCheck.data_too_large]
+    settings.register_profile("ci", max_examples=200, deadline=None, suppress_health_check=slow)
+    settings.register_profile("long", max_examples=3000, deadline=None,
+                              suppress_health_check=slow)  # fmt: skip
+    settings.load_profile(os.environ.get("FASTPOOL_HYPOTHESIS_PROFILE", "ci"))
+
+
+_register_hypothesis_profiles()

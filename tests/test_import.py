@@ -21,9 +21,9 @@ def test_import_compiles_nothing():
         """
         import numba
         import fastpool
-        from fastpool import _lp_kernels, _max_kernels
+        from fastpool import _activation, _lp_kernels, _max_kernels
         kernels = [
-            f for module in (_max_kernels, _lp_kernels) for f in vars(module).values()
+            f for module in (_max_kernels, _lp_kernels, _activation) for f in vars(module).values()
             if isinstance(f, numba.core.registry.CPUDispatcher)
         ]
         print(len(kernels), sum(len(k.signatures) for k in kernels))
@@ -53,11 +53,11 @@ def test_warmup_reaches_every_kernel_entry():
         """
         import io, numba
         import fastpool
-        from fastpool import _lp_kernels, _max_kernels
+        from fastpool import _activation, _lp_kernels, _max_kernels
         log = io.StringIO()
         steps = fastpool.warmup(file=log)
         entries = [
-            (name, f) for module in (_max_kernels, _lp_kernels)
+            (name, f) for module in (_max_kernels, _lp_kernels, _activation)
             for name, f in vars(module).items()
             if isinstance(f, numba.core.registry.CPUDispatcher) and not name.startswith("_")
         ]
