@@ -18,7 +18,7 @@ RELU, LEAKY_RELU, CLIP, SIGMOID, TANH, HARD_SIGMOID = range(6)
 
 
 @njit(cache=True, nogil=True)
-def activate_range(y, code, constants, first, last):
+def _activate_range(y, code, constants, first, last):
     """y[first:last] in place; constants = (a, b, 0, 1) in y's dtype."""
     a, b, zero, one = constants[0], constants[1], constants[2], constants[3]
     if code == RELU:
@@ -53,11 +53,11 @@ def activate(y, code, constants, threads):
     """Apply activation ``code`` with ``constants`` = (a, b, 0, 1) to flat y in place."""
     chunks = max(1, min(4 * threads, y.shape[0] // 4096))
     for chunk in prange(chunks):
-        activate_range(y, code, constants, chunk * y.shape[0] // chunks,
+        _activate_range(y, code, constants, chunk * y.shape[0] // chunks,
                         (chunk + 1) * y.shape[0] // chunks)  # fmt: skip
 
 
 @njit(cache=True, nogil=True)
 def activate_serial(y, code, constants, threads):
     """activate on the calling thread, for small outputs."""
-    activate_range(y, code, constants, 0, y.shape[0])
+    _activate_range(y, code, constants, 0, y.shape[0])

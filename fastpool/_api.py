@@ -15,6 +15,8 @@ from numpy.typing import ArrayLike
 from fastpool import _activation, _lp_kernels, _max_kernels
 from fastpool._attrs import (
     COLUMN_MAJOR,
+    P_OW,
+    P_ROW_LENGTH,
     ROW_MAJOR,
     check_activation,
     check_auto_pad,
@@ -335,7 +337,7 @@ def _plan_max_pool(
         dtype=np.int64,
     )
     out_shape = join_shape(batch, channels, out_spatial, layout)
-    if layout == "NCHW" and geometry.planar is not None:
+    if layout == "NCHW" and geometry.planar is not None and _planar_fits(geometry.planar[0]):
         dims = geometry.planar[storage_order]
         kernel_args = (dims, geometry.planar[2], storage.inf_bits, storage.fill,
                        storage.special_mask, storage.special_inf)  # fmt: skip
@@ -344,6 +346,13 @@ def _plan_max_pool(
     order = COLUMN_MAJOR if storage_order else ROW_MAJOR
     kernel_args = (shape, geometry.geo, geometry.taps, order, storage.inf_bits, storage.fill)
     return _Plan(out_shape, array.dtype, data.dtype, bool(return_indices), kernel_args, None)
+
+
+def _planar_fits(dims: np.ndarray) -> bool:
+    """Whether the planar kernel's scratch, a padded input row, stays small: at most 64Ki
+    elements or twice an output row (a long 1-D signal pooled with a large stride goes to
+    the general kernel, whose scratch is an output row)."""
+    return int(dims[P_ROW_LENGTH]) <= max(1 << 16, 2 * int(dims[P_OW]))
 
 
 # Below this many input plus output elements, a call runs on the calling thread: starting

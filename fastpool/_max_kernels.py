@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from fastpool._activation import activate_range as _activate_range
+from fastpool._activation import _activate_range
 from fastpool._attrs import (
     DILATIONS,
     IN_SHAPE,

@@ -22,6 +22,8 @@ def _steps():
             steps.append((f"GlobalMaxPool {name} {entry}", name, shape, "global_max_pool"))
             if name in FLOATS:
                 steps.append((f"GlobalLpPool {name} {entry}", name, shape, "global_lp_pool"))
+    # 16-bit floats apply an activation in a second pass, in parallel on large outputs
+    steps.append(("Activation float16 parallel", "float16", (1, 8, 256, 256), "activation"))
     return steps
 
 
@@ -64,7 +66,9 @@ def warmup(progress: bool = True, file: TextIO | None = None) -> int:
             continue
         began = time.perf_counter()
         for layout in ("NCHW", "NHWC"):
-            if function == "max_pool":
+            if function == "activation":
+                _api.max_pool(x, [1, 1], activation="Relu", layout=layout)
+            elif function == "max_pool":
                 # with an activation for the floats (16-bit ones apply it in a second pass)
                 activation = "Relu" if dtype_name in FLOATS else None
                 _api.max_pool(x, [3, 3], strides=[2, 2], pads=[1, 1, 1, 1], layout=layout,
