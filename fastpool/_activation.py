@@ -9,7 +9,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
+
+from fastpool._config import kernel
 
 _u = np.uint64  # unsigned indices vectorise (see _max_kernels)
 
@@ -17,7 +19,7 @@ _u = np.uint64  # unsigned indices vectorise (see _max_kernels)
 RELU, LEAKY_RELU, CLIP, SIGMOID, TANH, HARD_SIGMOID = range(6)
 
 
-@njit(cache=True, nogil=True)
+@kernel()
 def _activate_range(y, code, constants, first, last):
     """y[first:last] in place; constants = (a, b, 0, 1) in y's dtype."""
     a, b, zero, one = constants[0], constants[1], constants[2], constants[3]
@@ -48,7 +50,7 @@ def _activate_range(y, code, constants, first, last):
             y[_u(i)] = (zero if w < zero else (one if w > one else w)) if v == v else v
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@kernel(parallel=True)
 def activate(y, code, constants, threads):
     """Apply activation ``code`` with ``constants`` = (a, b, 0, 1) to flat y in place."""
     chunks = max(1, min(4 * threads, y.shape[0] // 4096))
@@ -57,7 +59,7 @@ def activate(y, code, constants, threads):
                         (chunk + 1) * y.shape[0] // chunks)  # fmt: skip
 
 
-@njit(cache=True, nogil=True)
+@kernel()
 def activate_serial(y, code, constants, threads):
     """activate on the calling thread, for small outputs."""
     _activate_range(y, code, constants, 0, y.shape[0])

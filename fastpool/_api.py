@@ -5,7 +5,10 @@ from __future__ import annotations
 import numbers
 import os
 import threading
+import traceback
+import warnings
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Literal, NamedTuple, Union
 
 import numba
@@ -387,6 +390,16 @@ os.register_at_fork(after_in_child=_after_fork_in_child)
 def _launch(serial_kernel, parallel_kernel, serial: bool, *args) -> None:
     """Run a kernel entry: the parallel one when the call is big enough and the thread
     pool is free, else the serial one. Every entry takes the thread count last."""
+    try:
+        _launch_once(serial_kernel, parallel_kernel, serial, *args)
+    except Exception as error:
+        if not _from_disk_cache(error):
+            raise
+        _compile_in_memory(error)
+        _launch_once(serial_kernel, parallel_kernel, serial, *args)
+
+
+def _launch_once(serial_kernel, parallel_kernel, serial: bool, *args) -> None:
     if not serial and _parallel_allowed and _PARALLEL.acquire(blocking=False):
         try:
             parallel_kernel(*args, numba.get_num_threads())
@@ -394,6 +407,32 @@ def _launch(serial_kernel, parallel_kernel, serial: bool, *args) -> None:
             _PARALLEL.release()
     else:
         serial_kernel(*args, 1)
+
+
+def _from_disk_cache(error: BaseException) -> bool:
+    """Whether an error came from reading numba's on-disk cache (a corrupted or truncated
+    file, say) rather than from the computation."""
+    frames = traceback.extract_tb(error.__traceback__)
+    return any(Path(frame.filename).parts[-3:] == ("numba", "core", "caching.py")
+               for frame in frames)  # fmt: skip
+
+
+def _compile_in_memory(error: BaseException) -> None:
+    """Stop every fastpool kernel from using the disk cache, with one warning."""
+    from numba.core.caching import NullCache
+
+    from fastpool import _activation
+
+    for module in (_max_kernels, _lp_kernels, _activation):
+        for kernel in vars(module).values():
+            if isinstance(kernel, numba.core.registry.CPUDispatcher):
+                kernel._cache = NullCache()
+    warnings.warn(
+        f"fastpool could not read numba's kernel cache ({type(error).__name__}: {error}); "
+        "compiling in memory from now on. Deleting the cache directory repairs it.",
+        RuntimeWarning,
+        stacklevel=4,
+    )
 
 
 def _execute(plan: _Plan, array: np.ndarray, y, indices, activation_args: tuple):

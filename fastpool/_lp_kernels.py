@@ -11,9 +11,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
-from fastpool._config import SUM_FASTMATH
+from fastpool._config import SUM_FASTMATH, kernel
 from fastpool._ordering import to_float
 
 # Unsigned indices spare numba's negative-index wraparound, which blocks vectorisation.
@@ -23,7 +23,7 @@ _u = np.uint64
 _SMALLEST_SAFE_SUM = 1e-280
 
 
-@njit(cache=True, nogil=True)
+@kernel()
 def _power(magnitude, p):
     if p == 2.0:
         return magnitude * magnitude
@@ -32,7 +32,7 @@ def _power(magnitude, p):
     return magnitude**p
 
 
-@njit(cache=True, nogil=True)
+@kernel()
 def _root(total, p):
     if p == 2.0:
         return math.sqrt(total)
@@ -41,13 +41,13 @@ def _root(total, p):
     return total ** (1.0 / p)
 
 
-@njit(cache=True, nogil=True)
+@kernel()
 def _direct(total):
     """Whether the plain sum gives the answer (a NaN sum is the NaN answer)."""
     return total != total or _SMALLEST_SAFE_SUM <= total < math.inf
 
 
-@njit(cache=True, nogil=True)
+@kernel()
 def _rescaled(x, at, count, step, p, lut):
     """The Lp norm of x[at], x[at + step], ... (count values), rescaled by the largest."""
     largest = 0.0
@@ -62,7 +62,7 @@ def _rescaled(x, at, count, step, p, lut):
     return largest * _root(scaled, p)
 
 
-@njit(cache=True, nogil=True, fastmath=SUM_FASTMATH)
+@kernel(fastmath=SUM_FASTMATH)
 def _power_sum(x, at, count, p, lut):
     """sum |x[at + i]|^p for i < count, in float64, with loops of their own for p 1 and 2."""
     total = 0.0
@@ -79,7 +79,7 @@ def _power_sum(x, at, count, p, lut):
     return total
 
 
-@njit(cache=True, nogil=True)
+@kernel()
 def _lp_planes(x, y, p, lut, first, last):
     """Planes first..last-1 of x (planes * P,) flat -> y (planes,) float64."""
     size = x.shape[0] // y.shape[0]
@@ -90,7 +90,7 @@ def _lp_planes(x, y, p, lut, first, last):
         )
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@kernel(parallel=True)
 def global_lp_nchw(x, y, p, lut, threads):
     """GlobalLpPool, channels first, in parallel over chunks of planes."""
     planes = y.shape[0]
@@ -99,13 +99,13 @@ def global_lp_nchw(x, y, p, lut, threads):
         _lp_planes(x, y, p, lut, chunk * planes // chunks, (chunk + 1) * planes // chunks)
 
 
-@njit(cache=True, nogil=True)
+@kernel()
 def global_lp_nchw_serial(x, y, p, lut, threads):
     """global_lp_nchw on the calling thread, for small inputs."""
     _lp_planes(x, y, p, lut, 0, y.shape[0])
 
 
-@njit(cache=True, nogil=True, fastmath=SUM_FASTMATH)
+@kernel(fastmath=SUM_FASTMATH)
 def _lp_images(flat, y, p, lut, first, last):
     """Images first..last-1 of x (N * P * C,) flat -> y (N, C) float64, channels innermost."""
     channels = y.shape[1]
@@ -131,7 +131,7 @@ def _lp_images(flat, y, p, lut, first, last):
                 )
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@kernel(parallel=True)
 def global_lp_nhwc(x, y, p, lut, threads):
     """GlobalLpPool, channels last, in parallel over chunks of images."""
     batch = y.shape[0]
@@ -140,7 +140,7 @@ def global_lp_nhwc(x, y, p, lut, threads):
         _lp_images(x, y, p, lut, chunk * batch // chunks, (chunk + 1) * batch // chunks)
 
 
-@njit(cache=True, nogil=True)
+@kernel()
 def global_lp_nhwc_serial(x, y, p, lut, threads):
     """global_lp_nhwc on the calling thread, for small inputs."""
     _lp_images(x, y, p, lut, 0, y.shape[0])

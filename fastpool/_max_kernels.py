@@ -28,7 +28,7 @@ channels last vectorises along C.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
 from fastpool._activation import _activate_range
 from fastpool._attrs import (
@@ -56,6 +56,7 @@ from fastpool._attrs import (
     PADS_BEGIN,
     STRIDES,
 )
+from fastpool._config import kernel
 from fastpool._ordering import greater, is_nan, may_be_nan, order_key, replaces
 
 # Indexing with unsigned integers spares numba's negative-index wraparound, which would
@@ -66,7 +67,7 @@ _u = np.uint64
 # ---- MaxPool, any number of spatial axes, channels first or last ------------------------
 
 
-@njit(cache=True, nogil=True)
+@kernel()
 def _max_pool_tasks(
     x, y, indices, want, shape, geo, taps, order, inf_bits, fill, act_code, act_constants,
     row_blocks, first_task, last_task,
@@ -317,7 +318,7 @@ def _max_pool_tasks(
                            (out_plane + o_hi * out_inner) * out_length)  # fmt: skip
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@kernel(parallel=True)
 def max_pool(
     x, y, indices, want, shape, geo, taps, order, inf_bits, fill, act_code, act_constants, threads
 ):
@@ -348,7 +349,7 @@ def max_pool(
         )
 
 
-@njit(cache=True, nogil=True)
+@kernel()
 def max_pool_serial(
     x, y, indices, want, shape, geo, taps, order, inf_bits, fill, act_code, act_constants, threads
 ):
@@ -360,7 +361,7 @@ def max_pool_serial(
 # ---- MaxPool, channels first, one or two spatial axes -------------------------------------
 
 
-@njit(cache=True, nogil=True)
+@kernel()
 def _planar_tasks(
     x, bits, y, indices, want, dims, taps, inf_bits, fill, special_mask, special_inf,
     act_code, act_constants, row_blocks, first_task, last_task,
@@ -579,7 +580,7 @@ def _planar_tasks(
                            (plane * OH + oh_hi) * OW)  # fmt: skip
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@kernel(parallel=True)
 def max_pool_planar(
     x, bits, y, indices, want, dims, taps, inf_bits, fill, special_mask, special_inf,
     act_code, act_constants, threads,
@@ -598,7 +599,7 @@ def max_pool_planar(
         )  # fmt: skip
 
 
-@njit(cache=True, nogil=True)
+@kernel()
 def max_pool_planar_serial(
     x, bits, y, indices, want, dims, taps, inf_bits, fill, special_mask, special_inf,
     act_code, act_constants, threads,
@@ -617,7 +618,7 @@ def max_pool_planar_serial(
 LANES = 64
 
 
-@njit(cache=True, nogil=True)
+@kernel()
 def _plane_max(values, at, size, inf_bits, fill, lane_best):
     """The maximum of values[at:at + size], first maximum and first NaN winning.
 
@@ -654,7 +655,7 @@ def _plane_max(values, at, size, inf_bits, fill, lane_best):
     return best
 
 
-@njit(cache=True, nogil=True)
+@kernel()
 def _global_max_planes(x, y, inf_bits, fill, first, last):
     """Planes first..last-1 of x (planes * P,) flat -> y (planes,)."""
     planes = y.shape[0]
@@ -664,7 +665,7 @@ def _global_max_planes(x, y, inf_bits, fill, first, last):
         y[plane] = _plane_max(x, plane * size, size, inf_bits, fill, lane_best)
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@kernel(parallel=True)
 def global_max_nchw(x, y, inf_bits, fill, threads):
     """GlobalMaxPool, channels first, in parallel over chunks of planes."""
     planes = y.shape[0]
@@ -675,13 +676,13 @@ def global_max_nchw(x, y, inf_bits, fill, threads):
         )
 
 
-@njit(cache=True, nogil=True)
+@kernel()
 def global_max_nchw_serial(x, y, inf_bits, fill, threads):
     """global_max_nchw on the calling thread, for small inputs."""
     _global_max_planes(x, y, inf_bits, fill, 0, y.shape[0])
 
 
-@njit(cache=True, nogil=True)
+@kernel()
 def _global_max_stretches(x, partial, positions, channels, stretches, inf_bits, fill, first, last):
     """Tasks first..last-1: task n*stretches + s folds stretch s of the positions of image n
     (x (N * P * C,) flat) into partial[task*C:(task+1)*C]."""
@@ -700,7 +701,7 @@ def _global_max_stretches(x, partial, positions, channels, stretches, inf_bits, 
                 partial[_u(acc + c)] = value if replaces(value, best, inf_bits) else best
 
 
-@njit(cache=True, nogil=True)
+@kernel()
 def _stretches(x, y, channels, most):
     """(batch, positions, stretches, scratch for the stretches' maxima) of a channels-last
     GlobalMaxPool split into at most ``most`` stretches per image."""
@@ -710,7 +711,7 @@ def _stretches(x, y, channels, most):
     return batch, positions, stretches, np.empty(batch * stretches * channels, dtype=x.dtype)
 
 
-@njit(cache=True, nogil=True)
+@kernel()
 def _fold_stretches(partial, y, channels, stretches, inf_bits):
     """y[n*C + c] = the first maximum over the stretches of image n, in order."""
     for n in range(y.shape[0] // channels if channels > 0 else 0):
@@ -722,7 +723,7 @@ def _fold_stretches(partial, y, channels, stretches, inf_bits):
             y[n * channels + c] = best
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@kernel(parallel=True)
 def global_max_nhwc(x, y, channels, inf_bits, fill, threads):
     """GlobalMaxPool, channels last: x (N * P * C,) flat -> y (N * C,). Each task folds a
     stretch of positions; the stretches are then folded in order (earlier stretches win
@@ -745,7 +746,7 @@ def global_max_nhwc(x, y, channels, inf_bits, fill, threads):
     _fold_stretches(partial, y, channels, stretches, inf_bits)
 
 
-@njit(cache=True, nogil=True)
+@kernel()
 def global_max_nhwc_serial(x, y, channels, inf_bits, fill, threads):
     """global_max_nhwc on the calling thread, for small inputs."""
     batch, positions, _, partial = _stretches(x, y, channels, 1)

@@ -1,0 +1,96 @@
+"""The on-disk kernel cache can be unusable or damaged: fastpool then compiles in memory,
+with at most one warning and never an exception, and computes the same results.
+
+Each case runs in a fresh process in which every warning but fastpool's own is an error.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+
+CHILD = """
+import hashlib, sys, warnings
+warnings.filterwarnings("error")  # any other warning fails the run
+warnings.filterwarnings("always", message="fastpool ", category=RuntimeWarning)
+if sys.argv[1] == "no-locator":  # as with a read-only install and no user cache directory
+    import numba.core.caching
+    numba.core.caching.CacheImpl._locator_classes = []
+import numpy as np
+import fastpool
+"""
+
+WORK = """
+def work(fastpool):
+    rng = np.random.default_rng(0)
+    parts = []
+    for shape, layout in (((2, 3, 9, 8), "NCHW"), ((2, 5, 6, 7, 3), "NCHW"),
+                          ((2, 9, 8, 3), "NHWC")):
+        x = rng.standard_normal(shape).astype(np.float32)
+        k = [3] * (len(shape) - 2)
+        y, i = fastpool.max_pool(x, k, pads=[1] * 2 * len(k), layout=layout,
+                                 return_indices=True, activation="Relu")
+        parts += [y, i, fastpool.global_max_pool(x, layout=layout),
+                  fastpool.global_lp_pool(x, layout=layout)]
+    return hashlib.sha256(b"".join(p.tobytes() for p in parts)).hexdigest()
+"""
+
+
+def expected_digest() -> str:
+    import fastpool
+
+    namespace = {"np": np, "hashlib": hashlib}
+    exec(WORK, namespace)
+    return namespace["work"](fastpool)
+
+
+def run_child(mode: str, cache_dir: pathlib.Path) -> subprocess.CompletedProcess:
+    code = CHILD + "\n" + WORK + "\nprint(work(fastpool))\n"
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache_dir))
+    return subprocess.run([sys.executable, "-c", code, mode], env=env, capture_output=True,
+                          text=True, timeout=900)  # fmt: skip
+
+
+def check(done: subprocess.CompletedProcess, most_warnings: int = 1) -> None:
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "Traceback" not in done.stderr, done.stderr[-3000:]
+    assert done.stderr.count("RuntimeWarning: fastpool") <= most_warnings, done.stderr
+    assert done.stdout.split()[-1] == expected_digest()
+
+
+def test_cache_dir_that_is_a_file(tmp_path):
+    not_a_dir = tmp_path / "cache"
+    not_a_dir.write_text("not a directory")
+    check(run_child("plain", not_a_dir))
+
+
+def test_nowhere_to_write_the_cache(tmp_path):
+    done = run_child("no-locator", tmp_path / "unused")
+    check(done)
+    assert done.stderr.count("RuntimeWarning: fastpool finds no writable place") == 1
+
+
+def damage(cache_dir: pathlib.Path, how: str) -> int:
+    files = [f for f in cache_dir.rglob("*") if f.suffix in (".nbi", ".nbc")]
+    for f in files:
+        data = f.read_bytes()
+        if how == "garbage" or (f.suffix == ".nbi" and how == "index"):
+            f.write_bytes(bytes(range(256)) * 4)
+        elif how == "truncated" and f.suffix == ".nbc":
+            f.write_bytes(data[: len(data) // 2])
+    return len(files)
+
+
+def test_corrupted_cache_files(tmp_path):
+    cache_dir = tmp_path / "cache"
+    check(run_child("plain", cache_dir), most_warnings=0)  # fills the cache
+    for how in ("garbage", "truncated", "index"):
+        assert damage(cache_dir, how) > 0
+        done = run_child("plain", cache_dir)
+        check(done)
+        assert done.stderr.count("RuntimeWarning: fastpool could not read") == 1, how
