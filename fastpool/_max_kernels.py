@@ -57,7 +57,15 @@ from fastpool._attrs import (
     STRIDES,
 )
 from fastpool._config import kernel
-from fastpool._ordering import greater, is_nan, may_be_nan, order_key, replaces
+from fastpool._ordering import (
+    from_sortable,
+    greater,
+    is_nan,
+    may_be_nan,
+    order_key,
+    replaces,
+    to_sortable,
+)
 
 # Indexing with unsigned integers spares numba's negative-index wraparound, which would
 # otherwise keep LLVM from vectorising the loops.
@@ -376,14 +384,20 @@ def _planar_tasks(
     the order of comparisons cannot change a value, and the values are pooled down the
     columns first and then along the row, through a row buffer padded with ``fill`` (never
     larger than a real value, so padding never wins). Indices are pooled along the rows
-    first, so that the first maximum in row-major window order wins.
+    first, so that the first maximum in row-major window order wins. Both compare the
+    sortable form of the values (a plain ``>``; 16-bit floats get it with two bit
+    operations instead of the exact key of every comparison).
     """
     H, W, OH, OW = dims[P_H], dims[P_W], dims[P_OH], dims[P_OW]
     kw, sh, sw = dims[P_KW], dims[P_SH], dims[P_SW]
     dh, dw, ph, pw = dims[P_DH], dims[P_DW], dims[P_PH], dims[P_PW]
     column_major = dims[P_COLUMN_MAJOR] != 0
     lo_w, hi_w = dims[P_LO_W], dims[P_HI_W]
-    padded = np.full(dims[P_ROW_LENGTH], fill, dtype=x.dtype)  # one row, padded with fill
+    # The fast paths compare sortable values (see _ordering.to_sortable), in two buffers:
+    # one input row padded at both ends with fill, and one output row.
+    sortable_fill = to_sortable(fill)
+    padded = np.full(dims[P_ROW_LENGTH], sortable_fill, dtype=x.dtype)
+    row_acc = np.empty(OW, dtype=x.dtype)
     row_values = np.empty(0, dtype=x.dtype)
     row_index = np.empty(0, dtype=np.int64)
     for task in range(first_task, last_task):
@@ -435,68 +449,71 @@ def _planar_tasks(
                     for e in range(ya, ya + OW):
                         y[e] = fill
                     continue
-                # 1. down the columns, into padded[pw:pw + W]
+                # 1. down the columns, into padded[pw:pw + W], as sortable values
                 ra = xa + (oh * sh - ph + t_lo * dh) * W
-                if dh == 1 and t_hi - t_lo == 3:
+                n_rows = t_hi - t_lo
+                if dh == 1 and n_rows == 3:
                     for w in range(W):
-                        a = x[_u(ra + w)]
-                        b = x[_u(ra + W + w)]
-                        a = b if greater(b, a, inf_bits) else a
-                        b = x[_u(ra + 2 * W + w)]
-                        padded[_u(pw + w)] = b if greater(b, a, inf_bits) else a
-                elif dh == 1 and t_hi - t_lo == 2:
+                        a = to_sortable(x[_u(ra + w)])
+                        b = to_sortable(x[_u(ra + W + w)])
+                        a = b if b > a else a
+                        b = to_sortable(x[_u(ra + 2 * W + w)])
+                        padded[_u(pw + w)] = b if b > a else a
+                elif dh == 1 and n_rows == 2:
                     for w in range(W):
-                        a = x[_u(ra + w)]
-                        b = x[_u(ra + W + w)]
-                        padded[_u(pw + w)] = b if greater(b, a, inf_bits) else a
+                        a = to_sortable(x[_u(ra + w)])
+                        b = to_sortable(x[_u(ra + W + w)])
+                        padded[_u(pw + w)] = b if b > a else a
                 else:
                     for w in range(W):
-                        padded[_u(pw + w)] = x[_u(ra + w)]
-                    for t in range(1, t_hi - t_lo):
+                        padded[_u(pw + w)] = to_sortable(x[_u(ra + w)])
+                    for t in range(1, n_rows):
                         ta = ra + t * dh * W
                         for w in range(W):
                             a = padded[_u(pw + w)]
-                            b = x[_u(ta + w)]
-                            padded[_u(pw + w)] = b if greater(b, a, inf_bits) else a
+                            b = to_sortable(x[_u(ta + w)])
+                            padded[_u(pw + w)] = b if b > a else a
                 # 2. along the row: window o reads padded[o * sw + j * dw]
                 if dw == 1 and sw == 2 and kw == 3:
                     for o in range(OW):
                         a = padded[_u(2 * o)]
                         b = padded[_u(2 * o + 1)]
-                        a = b if greater(b, a, inf_bits) else a
+                        a = b if b > a else a
                         b = padded[_u(2 * o + 2)]
-                        y[_u(ya + o)] = b if greater(b, a, inf_bits) else a
+                        y[_u(ya + o)] = from_sortable(b if b > a else a)
                 elif dw == 1 and sw == 2 and kw == 2:
                     for o in range(OW):
                         a = padded[_u(2 * o)]
                         b = padded[_u(2 * o + 1)]
-                        y[_u(ya + o)] = b if greater(b, a, inf_bits) else a
+                        y[_u(ya + o)] = from_sortable(b if b > a else a)
                 elif dw == 1 and sw == 1 and kw == 3:
                     for o in range(OW):
                         a = padded[_u(o)]
                         b = padded[_u(o + 1)]
-                        a = b if greater(b, a, inf_bits) else a
+                        a = b if b > a else a
                         b = padded[_u(o + 2)]
-                        y[_u(ya + o)] = b if greater(b, a, inf_bits) else a
+                        y[_u(ya + o)] = from_sortable(b if b > a else a)
                 elif sw == 1:
                     for o in range(OW):
-                        y[_u(ya + o)] = padded[_u(o)]
+                        row_acc[_u(o)] = padded[_u(o)]
                     for j in range(1, kw):
                         for o in range(OW):
-                            a = y[_u(ya + o)]
+                            a = row_acc[_u(o)]
                             b = padded[_u(o + j * dw)]
-                            y[_u(ya + o)] = b if greater(b, a, inf_bits) else a
+                            row_acc[_u(o)] = b if b > a else a
+                    for o in range(OW):
+                        y[_u(ya + o)] = from_sortable(row_acc[_u(o)])
                 else:
                     for o in range(OW):
                         a = padded[_u(o * sw)]
                         for j in range(1, kw):
                             b = padded[_u(o * sw + j * dw)]
-                            a = b if greater(b, a, inf_bits) else a
-                        y[_u(ya + o)] = a
+                            a = b if b > a else a
+                        y[_u(ya + o)] = from_sortable(a)
 
         else:
-            # With indices: 1. along each input row: the first maximum of each window and the
-            # index of it within the plane
+            # With indices: 1. along each input row: the first maximum of each window (as a
+            # sortable value) and its index within the plane
             if row_index.shape[0] < (r_hi - r_lo) * OW:
                 row_values = np.empty((r_hi - r_lo) * OW, dtype=x.dtype)
                 row_index = np.empty((r_hi - r_lo) * OW, dtype=np.int64)
@@ -508,46 +525,45 @@ def _planar_tasks(
                 if dw == 1 and sw == 2 and kw == 3:
                     for o in range(lo_w, hi_w):
                         c = 2 * o - pw
-                        a, at = x[_u(ra + c)], c
-                        b = x[_u(ra + c + 1)]
-                        take = greater(b, a, inf_bits)
-                        a, at = (b, c + 1) if take else (a, at)
-                        b = x[_u(ra + c + 2)]
-                        take = greater(b, a, inf_bits)
-                        a, at = (b, c + 2) if take else (a, at)
+                        a, at = to_sortable(x[_u(ra + c)]), c
+                        b = to_sortable(x[_u(ra + c + 1)])
+                        a, at = (b, c + 1) if b > a else (a, at)
+                        b = to_sortable(x[_u(ra + c + 2)])
+                        a, at = (b, c + 2) if b > a else (a, at)
                         row_values[_u(va + o)] = a
                         row_index[_u(va + o)] = at * c_step + r_index
                 elif sw == 1:
                     for o in range(lo_w, hi_w):
-                        row_values[_u(va + o)] = x[_u(ra + o - pw)]
+                        row_values[_u(va + o)] = to_sortable(x[_u(ra + o - pw)])
                         row_index[_u(va + o)] = (o - pw) * c_step + r_index
                     for j in range(1, kw):
                         for o in range(lo_w, hi_w):
                             c = o - pw + j * dw
                             a = row_values[_u(va + o)]
-                            b = x[_u(ra + c)]
-                            take = greater(b, a, inf_bits)
+                            b = to_sortable(x[_u(ra + c)])
+                            take = b > a
                             row_values[_u(va + o)] = b if take else a
                             at = row_index[_u(va + o)]
                             row_index[_u(va + o)] = c * c_step + r_index if take else at
                 else:
                     for o in range(lo_w, hi_w):
                         c = o * sw - pw
-                        a, at = x[_u(ra + c)], c
+                        a, at = to_sortable(x[_u(ra + c)]), c
                         for j in range(1, kw):
-                            b = x[_u(ra + c + j * dw)]
-                            if greater(b, a, inf_bits):
+                            b = to_sortable(x[_u(ra + c + j * dw)])
+                            if b > a:
                                 a, at = b, c + j * dw
                         row_values[_u(va + o)] = a
                         row_index[_u(va + o)] = at * c_step + r_index
                 for part in range(2):  # the windows with taps outside the row
                     o_from, o_to = (0, lo_w) if part == 0 else (hi_w, OW)
                     for o in range(o_from, o_to):
-                        a, at = fill, -1
+                        a, at = sortable_fill, -1
                         for j in range(taps[0, 1, o], taps[1, 1, o]):
                             c = o * sw - pw + j * dw
-                            if at < 0 or greater(x[ra + c], a, inf_bits):
-                                a, at = x[ra + c], c
+                            b = to_sortable(x[ra + c])
+                            if at < 0 or b > a:
+                                a, at = b, c
                         row_values[va + o] = a
                         row_index[va + o] = at * c_step + r_index if at >= 0 else -1
             # 2. down the columns, keeping the earlier row on ties
@@ -561,18 +577,19 @@ def _planar_tasks(
                     continue
                 va = (oh * sh - ph + t_lo * dh - r_lo) * OW
                 for o in range(OW):
-                    y[_u(ya + o)] = row_values[_u(va + o)]
+                    row_acc[_u(o)] = row_values[_u(va + o)]
                     indices[_u(ya + o)] = row_index[_u(va + o)]
                 for t in range(1, t_hi - t_lo):
                     ta = va + t * dh * OW
                     for o in range(OW):
-                        a = y[_u(ya + o)]
+                        a = row_acc[_u(o)]
                         b = row_values[_u(ta + o)]
-                        take = greater(b, a, inf_bits)
-                        y[_u(ya + o)] = b if take else a
+                        take = b > a
+                        row_acc[_u(o)] = b if take else a
                         at = indices[_u(ya + o)]
                         indices[_u(ya + o)] = row_index[_u(ta + o)] if take else at
-                for o in range(OW):  # from indices within the plane to flat ones
+                for o in range(OW):  # back to values, and to flat indices
+                    y[_u(ya + o)] = from_sortable(row_acc[_u(o)])
                     at = indices[_u(ya + o)]
                     indices[_u(ya + o)] = at + xa if at >= 0 else -1
         if act_code >= 0:  # the activation, while the outputs are in cache

@@ -41,6 +41,17 @@ def may_be_nan(value, inf_bits):
     raise NotImplementedError
 
 
+def to_sortable(value):
+    """An element as a value whose plain ``>`` orders like the numbers, for data without NaN
+    and -0.0 (Python stub; the kernels use the overload)."""
+    raise NotImplementedError
+
+
+def from_sortable(value):
+    """The inverse of :func:`to_sortable` (Python stub)."""
+    raise NotImplementedError
+
+
 def to_float(value, lut):
     """An element as a float (Python stub; the kernels use the overload)."""
     raise NotImplementedError
@@ -77,6 +88,22 @@ def _may_be_nan(value, inf_bits):
         return lambda value, inf_bits: value != value
     # integers have no NaN, and the 16-bit key already orders NaN above everything
     return lambda value, inf_bits: False
+
+
+@overload(to_sortable, inline="always")
+def _to_sortable(value):
+    if _is_bits16(value):
+        # the classic float-sorting trick: set the sign bit of a positive number, flip every
+        # bit of a negative one; unsigned order is then numeric order (-0.0 below +0.0)
+        return lambda value: value ^ (0x8000 | (0x7FFF * (value >> 15)))
+    return lambda value: value
+
+
+@overload(from_sortable, inline="always")
+def _from_sortable(value):
+    if _is_bits16(value):
+        return lambda value: value ^ (0x8000 | (0x7FFF * (1 - (value >> 15))))
+    return lambda value: value
 
 
 @overload(to_float, inline="always")
