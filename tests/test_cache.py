@@ -94,3 +94,42 @@ def test_corrupted_cache_files(tmp_path):
         done = run_child("plain", cache_dir)
         check(done)
         assert done.stderr.count("RuntimeWarning: fastpool could not read") == 1, how
+
+
+def make_read_only(path: pathlib.Path) -> bool:
+    """Make a directory unwritable, even for root when chattr can (the immutable flag)."""
+    path.chmod(0o555)
+    for child in path.rglob("*"):
+        child.chmod(0o555 if child.is_dir() else 0o444)
+    if os.geteuid() != 0:
+        return True
+    done = subprocess.run(["chattr", "-R", "+i", str(path)], capture_output=True)
+    return done.returncode == 0
+
+
+def undo_read_only(path: pathlib.Path) -> None:
+    subprocess.run(["chattr", "-R", "-i", str(path)], capture_output=True)
+    for child in [path, *path.rglob("*")]:
+        child.chmod(0o755)
+
+
+def test_read_only_cache_dir(tmp_path):
+    """A read-only cache directory, empty or filled: results as usual, at most one warning."""
+    for filled in (False, True):
+        cache_dir = tmp_path / f"cache-{filled}"
+        cache_dir.mkdir()
+        if filled:
+            check(run_child("plain", cache_dir), most_warnings=0)
+        read_only = make_read_only(cache_dir)
+        try:
+            probe = cache_dir / "probe"
+            if read_only:  # the directory really refuses writes
+                try:
+                    probe.write_text("x")
+                    read_only = False
+                except OSError:
+                    pass
+            check(run_child("plain", cache_dir))
+        finally:
+            undo_read_only(cache_dir)
+        assert read_only, "could not make a read-only directory on this machine"
