@@ -173,34 +173,22 @@ def max_pool(
                 _PLANS.clear()
             _PLANS[key] = plan
     array = np.asarray(X, dtype=plan.dtype, order="C")
-    activation_args = _NO_ACTIVATION
+    fused = second_pass = None
     if activation is not None or activation_params is not None:
-        activation_args = _activation_args(plan, activation, activation_params)
+        checked = check_activation(activation, activation_params)
+        if checked is not None and plan.dtype.kind in "iu":
+            raise TypeError(f"activation needs a float dtype, got {plan.dtype}")
+        if checked is not None and plan.kernel_dtype == plan.dtype:
+            # float32 and float64: the kernels apply it as they write each block of outputs
+            code, a, b = checked
+            fused = code, np.array([a, b, 0, 1], dtype=plan.dtype)
+        else:
+            second_pass = checked  # 16-bit floats: computed in float32 afterwards
     y, indices = (None, None) if out is None else _check_max_pool_out(out, plan, array)
-    result = _execute(plan, array, y, indices, activation_args)
-    if activation_args[0] == _SECOND_PASS:
-        y = result[0] if plan.return_indices else result
-        _second_pass_activation(y, *activation_args[1:])
+    result = _execute(plan, array, y, indices, fused)
+    if second_pass is not None:
+        _second_pass_activation(result[0] if plan.return_indices else result, *second_pass)
     return result
-
-
-# (code, constants) when there is no activation
-_NO_ACTIVATION = (-1, None)
-_SECOND_PASS = -2  # the code that tells the kernels to leave the activation to a later pass
-
-
-def _activation_args(plan: _Plan, activation, activation_params) -> tuple:
-    """The kernels' (code, constants) for an activation: float32 and float64 apply it as
-    they write each block of outputs; 16-bit floats get (_SECOND_PASS, code, a, b)."""
-    checked = check_activation(activation, activation_params)
-    if checked is None:
-        return _NO_ACTIVATION
-    if plan.dtype.kind in "iu":
-        raise TypeError(f"activation needs a float dtype, got {plan.dtype}")
-    code, a, b = checked
-    if plan.kernel_dtype != plan.dtype:
-        return (_SECOND_PASS, code, a, b)
-    return code, np.array([a, b, 0, 1], dtype=plan.dtype)
 
 
 def _second_pass_activation(y: np.ndarray, code: int, a: float, b: float) -> None:
@@ -259,6 +247,9 @@ class _Plan(NamedTuple):
     # inf_bits, fill)
     kernel_args: tuple
     bits_dtype: np.dtype | None  # planar: how its check for NaN and -0.0 sees the input
+    # the kernels' activation constants when there is no activation (one numba type per
+    # kernel dtype)
+    no_constants: np.ndarray
 
 
 # Plans by call form (input shape and dtype, attribute values and their types, so that an
@@ -345,10 +336,11 @@ def _plan_max_pool(
         kernel_args = (dims, geometry.planar[2], storage.inf_bits, storage.fill,
                        storage.special_mask, storage.special_inf)  # fmt: skip
         return _Plan(out_shape, array.dtype, data.dtype, bool(return_indices), kernel_args,
-                     storage.bits_dtype)  # fmt: skip
+                     storage.bits_dtype, np.zeros(4, dtype=data.dtype))  # fmt: skip
     order = COLUMN_MAJOR if storage_order else ROW_MAJOR
     kernel_args = (shape, geometry.geo, geometry.taps, order, storage.inf_bits, storage.fill)
-    return _Plan(out_shape, array.dtype, data.dtype, bool(return_indices), kernel_args, None)
+    return _Plan(out_shape, array.dtype, data.dtype, bool(return_indices), kernel_args, None,
+                 np.zeros(4, dtype=data.dtype))  # fmt: skip
 
 
 def _planar_fits(dims: np.ndarray) -> bool:
@@ -435,7 +427,7 @@ def _compile_in_memory(error: BaseException) -> None:
     )
 
 
-def _execute(plan: _Plan, array: np.ndarray, y, indices, activation_args: tuple):
+def _execute(plan: _Plan, array: np.ndarray, y, indices, fused: tuple | None):
     if y is None:
         y = np.empty(plan.out_shape, dtype=plan.dtype)
         if plan.return_indices:
@@ -446,9 +438,7 @@ def _execute(plan: _Plan, array: np.ndarray, y, indices, activation_args: tuple)
             flat_x, flat_y = flat_x.view(plan.kernel_dtype), flat_y.view(plan.kernel_dtype)
         flat_indices = indices.reshape(-1) if plan.return_indices else _NO_INDICES
         serial = array.size + y.size < _SERIAL_BELOW
-        act_code, act_constants = activation_args[:2]
-        if act_code < 0:  # none, or left to a later pass
-            act_code, act_constants = -1, _no_constants(flat_y.dtype)
+        act_code, act_constants = fused if fused is not None else (-1, plan.no_constants)
         if plan.bits_dtype is not None:
             bits = array.reshape(-1).view(plan.bits_dtype)
             _launch(_max_kernels.max_pool_planar_serial, _max_kernels.max_pool_planar, serial,
@@ -459,17 +449,6 @@ def _execute(plan: _Plan, array: np.ndarray, y, indices, activation_args: tuple)
                     flat_x, flat_y, flat_indices, plan.return_indices,
                     *plan.kernel_args, act_code, act_constants)  # fmt: skip
     return (y, indices) if plan.return_indices else y
-
-
-_NO_CONSTANTS: dict = {}
-
-
-def _no_constants(dtype: np.dtype) -> np.ndarray:
-    """A placeholder constants array of the kernels' dtype (one numba type per dtype)."""
-    constants = _NO_CONSTANTS.get(dtype)
-    if constants is None:
-        constants = _NO_CONSTANTS[dtype] = np.zeros(4, dtype=dtype)
-    return constants
 
 
 def _global_shapes(array: np.ndarray, layout: str):

@@ -10,10 +10,12 @@ axis for each of the rows named in ``_attrs`` (input and output shape, kernel, s
 and window o on axis i reads the taps j in ``[taps[0, i, o], taps[1, i, o])``, the ones that
 land inside the input, at coordinate ``o * strides[i] - pads_begin[i] + j * dilations[i]``.
 
-MaxPool is separable. Along the last spatial axis, every input row's window maxima are taken
-once, however many windows of the other axes overlap that row; they are then merged, in
-scan order, into each output row. Every step keeps the earlier of equal values and the first
-NaN, so the row-major "first maximum wins" rule holds exactly.
+Two MaxPool kernels. Channels-first inputs with one or two spatial axes go to the planar
+kernel (``_planar_tasks``, described there). Everything else goes to the general one
+(``_max_pool_tasks``), which is separable: along the last spatial axis, every input row's
+window maxima are taken once, however many windows of the other axes overlap that row; they
+are then merged, in scan order, into each output row. Every step keeps the earlier of equal
+values and the first NaN, so the row-major "first maximum wins" rule holds exactly.
 
 Speed comes from a few habits. The arrays are flat and addressed by offset (slicing a row
 would cost a reference count), and the hot loops are written out in one function: in numba,
