@@ -371,6 +371,10 @@ def max_pool_serial(
 # ---- MaxPool, channels first, one or two spatial axes -------------------------------------
 
 
+# Values of column maxima the planar kernel's flat values path keeps at a time (in L1).
+COLUMN_BLOCK = 4096
+
+
 @kernel()
 def _planar_tasks(
     x, bits, y, indices, want, dims, taps, inf_bits, fill, special_mask, special_inf,
@@ -397,7 +401,19 @@ def _planar_tasks(
     lo_w, hi_w = dims[P_LO_W], dims[P_HI_W]
     # The fast paths compare sortable values (see _ordering.to_sortable), in two buffers:
     # one input row padded at both ends with fill, and one output row.
-    sortable_fill = to_sortable(fill)
+    # (kept in the storage type: from_sortable picks its conversion by the type)
+    sortable_fill = np.full(1, to_sortable(fill), dtype=x.dtype)[0]
+    # Stride 1 along both axes with rows as long as the input's: the values path keeps
+    # the column maxima of blocks of output rows, at most COLUMN_BLOCK values at a time
+    # unless a row is longer.
+    flat_rows = sh == 1 and sw == 1 and OW == W
+    block_rows = max(1, min(OH, COLUMN_BLOCK // max(W, 1))) if flat_rows else 0
+    # with guard zones at both ends for the taps outside the block, which are not used
+    guard = max(pw, (kw - 1) * dw)
+    columns = np.full(block_rows * W + 2 * guard, sortable_fill, dtype=x.dtype)
+    column_of = np.empty(block_rows * W, dtype=np.int32)  # the column of each value
+    for e in range(block_rows * W):
+        column_of[e] = e % W
     padded = np.full(dims[P_ROW_LENGTH], sortable_fill, dtype=x.dtype)
     row_acc = np.empty(OW, dtype=x.dtype)
     row_values = np.empty(0, dtype=x.dtype)
@@ -442,6 +458,77 @@ def _planar_tasks(
                     y[(plane * OH + oh) * OW + ow] = best
                     if want:
                         indices[(plane * OH + oh) * OW + ow] = xa + best_at if best_at >= 0 else -1
+
+        elif not want and flat_rows:
+            # Stride 1 along both axes and rows as long as the input's: a block of output
+            # rows is pooled as one flat stretch each way, which vectorises however short
+            # the rows (the windows with taps outside their row are redone at the end).
+            for b_lo in range(oh_lo, oh_hi, block_rows):
+                b_hi = min(b_lo + block_rows, oh_hi)
+                rows = b_hi - b_lo
+                # 1. down the columns into columns[(oh - b_lo) * W + w]: consecutive output
+                # rows with the same taps read consecutive input rows
+                oh = b_lo
+                while oh < b_hi:
+                    t_lo, t_hi = taps[0, 0, oh], taps[1, 0, oh]
+                    run_end = oh + 1
+                    while (run_end < b_hi and taps[0, 0, run_end] == t_lo
+                           and taps[1, 0, run_end] == t_hi):  # fmt: skip
+                        run_end += 1
+                    ca = guard + (oh - b_lo) * W
+                    n = (run_end - oh) * W
+                    ra = xa + (oh - ph + t_lo * dh) * W
+                    step = dh * W
+                    n_rows = t_hi - t_lo
+                    if n_rows <= 0:
+                        for i in range(n):
+                            columns[_u(ca + i)] = sortable_fill
+                    elif n_rows == 3:
+                        for i in range(n):
+                            a = to_sortable(x[_u(ra + i)])
+                            b = to_sortable(x[_u(ra + step + i)])
+                            a = b if b > a else a
+                            b = to_sortable(x[_u(ra + 2 * step + i)])
+                            columns[_u(ca + i)] = b if b > a else a
+                    elif n_rows == 2:
+                        for i in range(n):
+                            a = to_sortable(x[_u(ra + i)])
+                            b = to_sortable(x[_u(ra + step + i)])
+                            columns[_u(ca + i)] = b if b > a else a
+                    else:
+                        for i in range(n):
+                            columns[_u(ca + i)] = to_sortable(x[_u(ra + i)])
+                        for t in range(1, n_rows):
+                            ta = ra + t * step
+                            for i in range(n):
+                                a = columns[_u(ca + i)]
+                                b = to_sortable(x[_u(ta + i)])
+                                columns[_u(ca + i)] = b if b > a else a
+                    oh = run_end
+                # 2. along the rows: output e of the block reads columns[guard + e - pw +
+                # j * dw] when that tap is inside its row, which column_of tells
+                ya = (plane * OH + b_lo) * OW
+                start = guard - pw
+                if dw == 1 and kw == 3:
+                    for e in range(rows * W):
+                        c = column_of[_u(e)] - pw  # of tap 0 (pads add up to 2)
+                        a = columns[_u(start + e)] if c >= 0 else sortable_fill
+                        b = columns[_u(start + e + 1)]
+                        b = b if c + 1 >= 0 and c + 1 < W else sortable_fill
+                        a = b if b > a else a
+                        b = columns[_u(start + e + 2)] if c + 2 < W else sortable_fill
+                        y[_u(ya + e)] = from_sortable(b if b > a else a)
+                else:  # tap by tap, accumulating sortable values in y
+                    for e in range(rows * W):
+                        y[_u(ya + e)] = sortable_fill
+                    for j in range(kw):
+                        for e in range(rows * W):
+                            c = column_of[_u(e)] - pw + j * dw
+                            a = y[_u(ya + e)]
+                            b = columns[_u(start + e + j * dw)] if c >= 0 and c < W else a
+                            y[_u(ya + e)] = b if b > a else a
+                    for e in range(rows * W):
+                        y[_u(ya + e)] = from_sortable(y[_u(ya + e)])
 
         elif not want:
             for oh in range(oh_lo, oh_hi):

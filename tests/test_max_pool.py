@@ -161,3 +161,31 @@ def test_large_planes_many_threads(entry):
     check_against_reference(x, attrs, "NCHW")
     check_against_reference(np.ascontiguousarray(np.moveaxis(x, 1, -1)), attrs, "NHWC")
     check_against_reference(x.reshape(2, 5, 33 * 31), dict(kernel_shape=[5], strides=[3]), "NCHW")
+
+
+STRIDE1_SAME_SIZE = {
+    "k3-p1": dict(kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+    "k5-p2": dict(kernel_shape=[5, 5], pads=[2, 2, 2, 2]),
+    "k3-pads-after": dict(kernel_shape=[3, 3], pads=[0, 0, 2, 2]),
+    "k2-pads-before": dict(kernel_shape=[2, 2], pads=[1, 1, 0, 0]),
+    "k3-d2-p2": dict(kernel_shape=[3, 3], dilations=[2, 2], pads=[2, 2, 2, 2]),
+    "k4x2-d3x1": dict(kernel_shape=[4, 2], dilations=[3, 1], pads=[4, 1, 5, 0]),
+    "k7-p3": dict(kernel_shape=[7, 7], pads=[3, 3, 3, 3]),
+}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.uint8], ids=["f32", "f16", "u8"])
+@pytest.mark.parametrize("case", STRIDE1_SAME_SIZE)
+def test_stride1_same_size_planes(case, dtype, entry):
+    """Stride 1 with outputs as large as the input: the planar kernel pools whole blocks of
+    rows as one stretch. Planes larger than one block, planes split between tasks, a NaN in
+    one plane only, and small planes, against the reference."""
+    rng = np.random.default_rng(zlib.crc32(case.encode()))
+    attrs = STRIDE1_SAME_SIZE[case]
+    for shape in ((1, 2, 60, 70), (2, 9, 7, 6), (1, 2, 1, 9)):
+        x = rng.standard_normal(shape) * 8
+        x = x.astype(dtype) if dtype != np.uint8 else (x + 128).clip(0, 255).astype(dtype)
+        check_against_reference(x, attrs, "NCHW")
+        if dtype != np.uint8:
+            x[0, 1].flat[rng.integers(x[0, 1].size)] = np.nan
+            check_against_reference(x, attrs, "NCHW")
