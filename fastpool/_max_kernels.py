@@ -45,6 +45,7 @@ from fastpool._attrs import (
     P_DW,
     P_H,
     P_HI_W,
+    P_KH,
     P_KW,
     P_LO_W,
     P_OH,
@@ -375,6 +376,40 @@ def max_pool_serial(
 COLUMN_BLOCK = 4096
 
 
+@kernel(inline="always")
+def _flat_rows(columns, column_of, y, y_at, n, guard, W, kw, dw, pw, sortable_fill):
+    """The row pass of the planar kernel's flat stretches (stride 1, output rows as long
+    as the input's): y[y_at + e] = the maximum of columns[guard + e - pw + j * dw] over the
+    taps j inside the row of e, whose column column_of[e] tells; the taps outside it
+    (into the neighbouring rows or the guard zones) are masked. Values are sortable.
+    Inlined into the kernel (numba IR), so its loops vectorise there."""
+    if dw == 1 and kw == 3:
+        # tap j is inside the row for columns in [pw - j, W + pw - j); pads add up to 2,
+        # so taps 0 and 2 need one bound each (int32 bounds keep the vectors wide)
+        lo0, lo1 = np.int32(pw), np.int32(pw - 1)
+        hi1, hi2 = np.int32(W + pw - 1), np.int32(W + pw - 2)
+        for e in range(n):
+            c = column_of[_u(e)]
+            a = columns[_u(guard - pw + e)] if c >= lo0 else sortable_fill
+            b = columns[_u(guard - pw + e + 1)]
+            b = b if c >= lo1 and c < hi1 else sortable_fill
+            a = b if b > a else a
+            b = columns[_u(guard - pw + e + 2)] if c < hi2 else sortable_fill
+            y[_u(y_at + e)] = from_sortable(b if b > a else a)
+    else:  # tap by tap, accumulating sortable values in y
+        for e in range(n):
+            y[_u(y_at + e)] = sortable_fill
+        for j in range(kw):
+            lo, hi = np.int32(pw - j * dw), np.int32(W + pw - j * dw)
+            for e in range(n):
+                c = column_of[_u(e)]
+                a = y[_u(y_at + e)]
+                b = columns[_u(guard - pw + e + j * dw)] if c >= lo and c < hi else a
+                y[_u(y_at + e)] = b if b > a else a
+        for e in range(n):
+            y[_u(y_at + e)] = from_sortable(y[_u(y_at + e)])
+
+
 @kernel()
 def _planar_tasks(
     x, bits, y, indices, want, dims, taps, inf_bits, fill, special_mask, special_inf,
@@ -395,7 +430,7 @@ def _planar_tasks(
     operations instead of the exact key of every comparison).
     """
     H, W, OH, OW = dims[P_H], dims[P_W], dims[P_OH], dims[P_OW]
-    kw, sh, sw = dims[P_KW], dims[P_SH], dims[P_SW]
+    kh, kw, sh, sw = dims[P_KH], dims[P_KW], dims[P_SH], dims[P_SW]
     dh, dw, ph, pw = dims[P_DH], dims[P_DW], dims[P_PH], dims[P_PW]
     column_major = dims[P_COLUMN_MAJOR] != 0
     lo_w, hi_w = dims[P_LO_W], dims[P_HI_W]
@@ -408,17 +443,97 @@ def _planar_tasks(
     # unless a row is longer.
     flat_rows = sh == 1 and sw == 1 and OW == W
     block_rows = max(1, min(OH, COLUMN_BLOCK // max(W, 1))) if flat_rows else 0
+    # Small planes of that kind are taken several at a time, group_planes of them.
+    group_planes = 0
+    if flat_rows and OH == H and row_blocks == 1 and not want and 2 * H * W <= COLUMN_BLOCK:
+        group_planes = COLUMN_BLOCK // (H * W)
+        block_rows = group_planes * H
     # with guard zones at both ends for the taps outside the block, which are not used
     guard = max(pw, (kw - 1) * dw)
     columns = np.full(block_rows * W + 2 * guard, sortable_fill, dtype=x.dtype)
-    column_of = np.empty(block_rows * W, dtype=np.int32)  # the column of each value
-    for e in range(block_rows * W):
-        column_of[e] = e % W
+    # the row (within its plane) and the column of each value of a block
+    # (int32, and compared with int32 bounds: int64 would halve the vector width); tap t
+    # of a 3-row window is inside the plane for rows in [ph - t, H + ph - t)
+    row_lo0, row_lo1 = np.int32(ph), np.int32(ph - 1)
+    row_hi1, row_hi2 = np.int32(H + ph - 1), np.int32(H + ph - 2)
+    if group_planes > 0:
+        block_rows = min(group_planes, last_task - first_task) * H
+    row_of = np.empty(block_rows * W, dtype=np.int32)
+    column_of = np.empty(block_rows * W, dtype=np.int32)
+    e = 0
+    for r in range(block_rows):
+        for c in range(W):
+            row_of[e] = r % H
+            column_of[e] = c
+            e += 1
     padded = np.full(dims[P_ROW_LENGTH], sortable_fill, dtype=x.dtype)
     row_acc = np.empty(OW, dtype=x.dtype)
     row_values = np.empty(0, dtype=x.dtype)
     row_index = np.empty(0, dtype=np.int64)
-    for task in range(first_task, last_task):
+    task = first_task
+    while task < last_task:
+        if group_planes > 0:
+            # Small planes at stride 1 with outputs of the input's size: several whole
+            # planes at once, each pass one flat stretch over all of them, the taps that
+            # fall outside their plane's rows or columns masked (row_of, column_of).
+            g_to = min(task + group_planes, last_task)
+            ga = task * H * W
+            n = (g_to - task) * H * W
+            special = False
+            if special_mask != 0:  # NaN or -0.0 anywhere: plane by plane, below
+                largest = bits[ga] & special_mask
+                smallest = bits[ga]
+                for i in range(ga, ga + n):
+                    b = bits[_u(i)]
+                    magnitude = b & special_mask
+                    largest = magnitude if magnitude > largest else largest
+                    smallest = b if b < smallest else smallest
+                special = largest > special_inf or smallest == ~special_mask
+            if not special:
+                # 1. down the columns, into columns[guard + i]; tap t of element i reads
+                # x[ga + i + (t * dh - ph) * W]. Where that lies outside x (only at its
+                # two ends) the tap is outside the plane too: those elements are done
+                # one tap at a time.
+                safe_lo = min(n, max(0, ph * W - ga))
+                safe_hi = max(safe_lo, min(n, x.shape[0] - ga - ((kh - 1) * dh - ph) * W))
+                if kh == 3 and dh == 1:
+                    for i in range(safe_lo, safe_hi):
+                        # (pads add up to 2, so taps 0 and 2 need one bound each)
+                        r = row_of[_u(i)]
+                        a = to_sortable(x[_u(ga + i - ph * W)])
+                        a = a if r >= row_lo0 else sortable_fill
+                        b = to_sortable(x[_u(ga + i + (1 - ph) * W)])
+                        b = b if r >= row_lo1 and r < row_hi1 else sortable_fill
+                        a = b if b > a else a
+                        b = to_sortable(x[_u(ga + i + (2 - ph) * W)])
+                        b = b if r < row_hi2 else sortable_fill
+                        columns[_u(guard + i)] = b if b > a else a
+                    outside = 2
+                else:
+                    safe_lo, safe_hi, outside = 0, 0, 1
+                for part in range(outside):
+                    i_from, i_to = (0, safe_lo) if part == 0 else (safe_hi, n)
+                    if outside == 1:
+                        i_from, i_to = 0, n
+                    for i in range(i_from, i_to):
+                        columns[_u(guard + i)] = sortable_fill
+                    for t in range(kh):
+                        offset = (t * dh - ph) * W
+                        t_from = max(i_from, -(ga + offset))
+                        t_to = min(i_to, x.shape[0] - ga - offset)
+                        lo, hi = np.int32(ph - t * dh), np.int32(H + ph - t * dh)
+                        for i in range(t_from, t_to):
+                            r = row_of[_u(i)]
+                            a = columns[_u(guard + i)]
+                            b = to_sortable(x[_u(ga + i + offset)])
+                            b = b if r >= lo and r < hi else a
+                            columns[_u(guard + i)] = b if b > a else a
+                # 2. along the rows
+                _flat_rows(columns, column_of, y, ga, n, guard, W, kw, dw, pw, sortable_fill)
+                if act_code >= 0:
+                    _activate_range(y, act_code, act_constants, ga, ga + n)
+                task = g_to
+                continue
         plane = task // row_blocks
         block_no = task - plane * row_blocks
         oh_lo = block_no * OH // row_blocks
@@ -505,30 +620,10 @@ def _planar_tasks(
                                 b = to_sortable(x[_u(ta + i)])
                                 columns[_u(ca + i)] = b if b > a else a
                     oh = run_end
-                # 2. along the rows: output e of the block reads columns[guard + e - pw +
-                # j * dw] when that tap is inside its row, which column_of tells
+                # 2. along the rows
                 ya = (plane * OH + b_lo) * OW
-                start = guard - pw
-                if dw == 1 and kw == 3:
-                    for e in range(rows * W):
-                        c = column_of[_u(e)] - pw  # of tap 0 (pads add up to 2)
-                        a = columns[_u(start + e)] if c >= 0 else sortable_fill
-                        b = columns[_u(start + e + 1)]
-                        b = b if c + 1 >= 0 and c + 1 < W else sortable_fill
-                        a = b if b > a else a
-                        b = columns[_u(start + e + 2)] if c + 2 < W else sortable_fill
-                        y[_u(ya + e)] = from_sortable(b if b > a else a)
-                else:  # tap by tap, accumulating sortable values in y
-                    for e in range(rows * W):
-                        y[_u(ya + e)] = sortable_fill
-                    for j in range(kw):
-                        for e in range(rows * W):
-                            c = column_of[_u(e)] - pw + j * dw
-                            a = y[_u(ya + e)]
-                            b = columns[_u(start + e + j * dw)] if c >= 0 and c < W else a
-                            y[_u(ya + e)] = b if b > a else a
-                    for e in range(rows * W):
-                        y[_u(ya + e)] = from_sortable(y[_u(ya + e)])
+                _flat_rows(columns, column_of, y, ya, rows * W, guard, W, kw, dw, pw,
+                           sortable_fill)  # fmt: skip
 
         elif not want:
             for oh in range(oh_lo, oh_hi):
@@ -684,6 +779,7 @@ def _planar_tasks(
         if act_code >= 0:  # the activation, while the outputs are in cache
             _activate_range(y, act_code, act_constants, (plane * OH + oh_lo) * OW,
                            (plane * OH + oh_hi) * OW)  # fmt: skip
+        task += 1
 
 
 @kernel(parallel=True)

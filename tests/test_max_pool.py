@@ -174,18 +174,24 @@ STRIDE1_SAME_SIZE = {
 }
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.uint8], ids=["f32", "f16", "u8"])
+@pytest.mark.parametrize(
+    "dtype", [np.float32, np.float64, np.float16, np.uint8, np.int8],
+    ids=["f32", "f64", "f16", "u8", "i8"],
+)  # fmt: skip
 @pytest.mark.parametrize("case", STRIDE1_SAME_SIZE)
 def test_stride1_same_size_planes(case, dtype, entry):
     """Stride 1 with outputs as large as the input: the planar kernel pools whole blocks of
-    rows as one stretch. Planes larger than one block, planes split between tasks, a NaN in
-    one plane only, and small planes, against the reference."""
+    rows as one stretch, and small planes several at a time. Planes larger than one block,
+    planes split between tasks, groups of planes, a NaN in one plane only, and a fused
+    activation, against the reference."""
     rng = np.random.default_rng(zlib.crc32(case.encode()))
     attrs = STRIDE1_SAME_SIZE[case]
-    for shape in ((1, 2, 60, 70), (2, 9, 7, 6), (1, 2, 1, 9)):
+    for shape in ((1, 2, 60, 70), (2, 9, 7, 6), (3, 50, 5, 3), (1, 2, 1, 9)):
         x = rng.standard_normal(shape) * 8
-        x = x.astype(dtype) if dtype != np.uint8 else (x + 128).clip(0, 255).astype(dtype)
+        x = (x + 128 if dtype == np.uint8 else x).clip(-128, 255).astype(dtype)
         check_against_reference(x, attrs, "NCHW")
-        if dtype != np.uint8:
+        if np.dtype(dtype).kind == "f":
+            expected = np.maximum(ref_max_pool(x, **attrs)[0], 0)
+            assert_identical(fastpool.max_pool(x, activation="Relu", **attrs), expected)
             x[0, 1].flat[rng.integers(x[0, 1].size)] = np.nan
             check_against_reference(x, attrs, "NCHW")
