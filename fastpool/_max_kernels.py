@@ -377,34 +377,54 @@ COLUMN_BLOCK = 4096
 
 
 @kernel(inline="always")
-def _flat_rows(columns, column_of, y, y_at, n, guard, W, kw, dw, pw, sortable_fill):
-    """The row pass of the planar kernel's flat stretches (stride 1, output rows as long
-    as the input's): y[y_at + e] = the maximum of columns[guard + e - pw + j * dw] over the
-    taps j inside the row of e, whose column column_of[e] tells; the taps outside it
-    (into the neighbouring rows or the guard zones) are masked. Values are sortable.
-    Inlined into the kernel (numba IR), so its loops vectorise there."""
-    if dw == 1 and kw == 3:
-        # tap j is inside the row for columns in [pw - j, W + pw - j); pads add up to 2,
-        # so taps 0 and 2 need one bound each (int32 bounds keep the vectors wide)
-        lo0, lo1 = np.int32(pw), np.int32(pw - 1)
-        hi1, hi2 = np.int32(W + pw - 1), np.int32(W + pw - 2)
+def _flat_rows(columns, column_of, y, y_at, n, guard, held, sw, kw, dw, pw, sortable_fill):
+    """The row pass of the planar kernel's flat stretches: y[y_at + e] = the maximum of
+    columns[guard - pw + sw * e + j * dw] over the taps j inside the row of e: those whose
+    column column_of[e] - pw + j * dw is in [0, held). The others (padding, or the
+    neighbouring rows, or the guard zones) are masked. Values are sortable. Inlined into
+    the kernel (numba IR), so that its loops vectorise there."""
+    # int32 bounds: int64 would halve the vector width
+    lo0, lo1, lo2 = np.int32(pw), np.int32(pw - dw), np.int32(pw - 2 * dw)
+    hi0, hi1, hi2 = np.int32(held + pw), np.int32(held + pw - dw), np.int32(held + pw - 2 * dw)
+    start = guard - pw
+    # (each common case with its stride written out: a stride known at compile time
+    # lets LLVM load contiguous vectors and deinterleave them instead of gathering)
+    if dw == 1 and kw == 3 and sw == 1:
         for e in range(n):
             c = column_of[_u(e)]
-            a = columns[_u(guard - pw + e)] if c >= lo0 else sortable_fill
-            b = columns[_u(guard - pw + e + 1)]
+            a = columns[_u(start + e)] if c >= lo0 and c < hi0 else sortable_fill
+            b = columns[_u(start + e + 1)]
             b = b if c >= lo1 and c < hi1 else sortable_fill
             a = b if b > a else a
-            b = columns[_u(guard - pw + e + 2)] if c < hi2 else sortable_fill
+            b = columns[_u(start + e + 2)]
+            b = b if c >= lo2 and c < hi2 else sortable_fill
+            y[_u(y_at + e)] = from_sortable(b if b > a else a)
+    elif dw == 1 and kw == 3 and sw == 2:
+        for e in range(n):
+            c = column_of[_u(e)]
+            a = columns[_u(start + 2 * e)] if c >= lo0 and c < hi0 else sortable_fill
+            b = columns[_u(start + 2 * e + 1)]
+            b = b if c >= lo1 and c < hi1 else sortable_fill
+            a = b if b > a else a
+            b = columns[_u(start + 2 * e + 2)]
+            b = b if c >= lo2 and c < hi2 else sortable_fill
+            y[_u(y_at + e)] = from_sortable(b if b > a else a)
+    elif dw == 1 and kw == 2 and sw == 2:
+        for e in range(n):
+            c = column_of[_u(e)]
+            a = columns[_u(start + 2 * e)] if c >= lo0 and c < hi0 else sortable_fill
+            b = columns[_u(start + 2 * e + 1)]
+            b = b if c >= lo1 and c < hi1 else sortable_fill
             y[_u(y_at + e)] = from_sortable(b if b > a else a)
     else:  # tap by tap, accumulating sortable values in y
         for e in range(n):
             y[_u(y_at + e)] = sortable_fill
         for j in range(kw):
-            lo, hi = np.int32(pw - j * dw), np.int32(W + pw - j * dw)
+            lo, hi = np.int32(pw - j * dw), np.int32(held + pw - j * dw)
             for e in range(n):
                 c = column_of[_u(e)]
                 a = y[_u(y_at + e)]
-                b = columns[_u(guard - pw + e + j * dw)] if c >= lo and c < hi else a
+                b = columns[_u(start + sw * e + j * dw)] if c >= lo and c < hi else a
                 y[_u(y_at + e)] = b if b > a else a
         for e in range(n):
             y[_u(y_at + e)] = from_sortable(y[_u(y_at + e)])
@@ -438,34 +458,51 @@ def _planar_tasks(
     # one input row padded at both ends with fill, and one output row.
     # (kept in the storage type: from_sortable picks its conversion by the type)
     sortable_fill = np.full(1, to_sortable(fill), dtype=x.dtype)[0]
-    # Stride 1 along both axes with rows as long as the input's: the values path keeps
-    # the column maxima of blocks of output rows, at most COLUMN_BLOCK values at a time
-    # unless a row is longer.
+    # Flat stretches (values path). The row pass reads column maxima kept in `columns`, a
+    # row of pitch = sw * OW of them per output row, so that output e of a stretch reads
+    # columns[guard - pw + sw * e + j * dw] for its taps j. A row holds the first
+    # min(W, pitch) columns; where windows read one column further (3 wide at stride 2
+    # with no pad before, odd W), that column is folded into the last one, which only
+    # the last window reads. column_of gives each output's o * sw, to mask the taps that
+    # fall outside its row.
+    pitch = sw * OW
+    reach = min(W, (OW - 1) * sw - pw + (kw - 1) * dw + 1)  # the columns windows read
+    fold = reach == pitch + 1 and sw == 2 and kw == 3 and dw == 1 and pw == 0
+    held = min(W, pitch)
+    # Stride 1 with outputs of the input's size: blocks of rows of one plane, of at most
+    # COLUMN_BLOCK values unless a row is longer, pooled as one stretch each way.
     flat_rows = sh == 1 and sw == 1 and OW == W
     block_rows = max(1, min(OH, COLUMN_BLOCK // max(W, 1))) if flat_rows else 0
-    # Small planes of that kind are taken several at a time, group_planes of them.
+    n_columns, n_rows_of = block_rows * W, 0
+    # Small planes: whole planes, group_planes at a time, each pass one stretch (the
+    # pass down the columns too, when flat_rows and OH == H: row_of masks its taps).
     group_planes = 0
-    if flat_rows and OH == H and row_blocks == 1 and not want and 2 * H * W <= COLUMN_BLOCK:
-        group_planes = COLUMN_BLOCK // (H * W)
-        block_rows = group_planes * H
-    # with guard zones at both ends for the taps outside the block, which are not used
+    plane_values = max(H * W, OH * pitch)
+    # (with the pass down the columns row by row, only short rows gain: measured)
+    flat_columns = flat_rows and OH == H
+    if row_blocks == 1 and not want and (reach <= pitch or fold) and (flat_columns or W <= 16):
+        if 2 * plane_values <= COLUMN_BLOCK:
+            group_planes = min(COLUMN_BLOCK // plane_values, last_task - first_task)
+            n_columns = group_planes * OH * OW
+            n_rows_of = group_planes * H * W if flat_columns else 0
+    # with guard zones at both ends for the taps outside a stretch, which are masked
     guard = max(pw, (kw - 1) * dw)
-    columns = np.full(block_rows * W + 2 * guard, sortable_fill, dtype=x.dtype)
-    # the row (within its plane) and the column of each value of a block
-    # (int32, and compared with int32 bounds: int64 would halve the vector width); tap t
-    # of a 3-row window is inside the plane for rows in [ph - t, H + ph - t)
+    columns = np.full(max(block_rows * W, group_planes * plane_values) + 2 * guard,
+                      sortable_fill, dtype=x.dtype)  # fmt: skip
+    # (int32, and compared with int32 bounds: int64 would halve the vector width)
+    row_of = np.empty(n_rows_of, dtype=np.int32)
+    for r in range(n_rows_of // max(W, 1)):
+        for c in range(W):
+            row_of[r * W + c] = r % H
+    column_of = np.empty(n_columns, dtype=np.int32)
+    e = 0
+    while e < n_columns:
+        for o in range(OW):
+            column_of[e + o] = o * sw
+        e += OW
+    # tap t of a 3-row window is inside the plane for rows in [ph - t, H + ph - t)
     row_lo0, row_lo1 = np.int32(ph), np.int32(ph - 1)
     row_hi1, row_hi2 = np.int32(H + ph - 1), np.int32(H + ph - 2)
-    if group_planes > 0:
-        block_rows = min(group_planes, last_task - first_task) * H
-    row_of = np.empty(block_rows * W, dtype=np.int32)
-    column_of = np.empty(block_rows * W, dtype=np.int32)
-    e = 0
-    for r in range(block_rows):
-        for c in range(W):
-            row_of[e] = r % H
-            column_of[e] = c
-            e += 1
     padded = np.full(dims[P_ROW_LENGTH], sortable_fill, dtype=x.dtype)
     row_acc = np.empty(OW, dtype=x.dtype)
     row_values = np.empty(0, dtype=x.dtype)
@@ -473,9 +510,7 @@ def _planar_tasks(
     task = first_task
     while task < last_task:
         if group_planes > 0:
-            # Small planes at stride 1 with outputs of the input's size: several whole
-            # planes at once, each pass one flat stretch over all of them, the taps that
-            # fall outside their plane's rows or columns masked (row_of, column_of).
+            # Small planes, several whole ones at once (see group_planes above).
             g_to = min(task + group_planes, last_task)
             ga = task * H * W
             n = (g_to - task) * H * W
@@ -489,7 +524,45 @@ def _planar_tasks(
                     largest = magnitude if magnitude > largest else largest
                     smallest = b if b < smallest else smallest
                 special = largest > special_inf or smallest == ~special_mask
-            if not special:
+            if not special and n_rows_of == 0:
+                # 1. down the columns, output row by output row
+                for p in range(task, g_to):
+                    for oh in range(OH):
+                        ca = guard + ((p - task) * OH + oh) * pitch
+                        t_lo, t_hi = taps[0, 0, oh], taps[1, 0, oh]
+                        ra = p * H * W + (oh * sh - ph + t_lo * dh) * W
+                        step = dh * W
+                        n_rows = t_hi - t_lo
+                        if n_rows <= 0:
+                            for c in range(held):
+                                columns[_u(ca + c)] = sortable_fill
+                        elif n_rows == 3:
+                            for c in range(held):
+                                a = to_sortable(x[_u(ra + c)])
+                                b = to_sortable(x[_u(ra + step + c)])
+                                a = b if b > a else a
+                                b = to_sortable(x[_u(ra + 2 * step + c)])
+                                columns[_u(ca + c)] = b if b > a else a
+                        elif n_rows == 2:
+                            for c in range(held):
+                                a = to_sortable(x[_u(ra + c)])
+                                b = to_sortable(x[_u(ra + step + c)])
+                                columns[_u(ca + c)] = b if b > a else a
+                        else:
+                            for c in range(held):
+                                columns[_u(ca + c)] = to_sortable(x[_u(ra + c)])
+                            for t in range(1, n_rows):
+                                for c in range(held):
+                                    a = columns[_u(ca + c)]
+                                    b = to_sortable(x[_u(ra + t * step + c)])
+                                    columns[_u(ca + c)] = b if b > a else a
+                        if fold:  # column `pitch` into the one before it
+                            a = columns[ca + pitch - 1]
+                            for t in range(n_rows):
+                                b = to_sortable(x[ra + t * step + pitch])
+                                a = b if b > a else a
+                            columns[ca + pitch - 1] = a
+            elif not special:
                 # 1. down the columns, into columns[guard + i]; tap t of element i reads
                 # x[ga + i + (t * dh - ph) * W]. Where that lies outside x (only at its
                 # two ends) the tap is outside the plane too: those elements are done
@@ -528,10 +601,13 @@ def _planar_tasks(
                             b = to_sortable(x[_u(ga + i + offset)])
                             b = b if r >= lo and r < hi else a
                             columns[_u(guard + i)] = b if b > a else a
+            if not special:
                 # 2. along the rows
-                _flat_rows(columns, column_of, y, ga, n, guard, W, kw, dw, pw, sortable_fill)
+                ya, n_out = task * OH * OW, (g_to - task) * OH * OW
+                _flat_rows(columns, column_of, y, ya, n_out, guard, held, sw, kw, dw, pw,
+                           sortable_fill)  # fmt: skip
                 if act_code >= 0:
-                    _activate_range(y, act_code, act_constants, ga, ga + n)
+                    _activate_range(y, act_code, act_constants, ya, ya + n_out)
                 task = g_to
                 continue
         plane = task // row_blocks
@@ -622,7 +698,7 @@ def _planar_tasks(
                     oh = run_end
                 # 2. along the rows
                 ya = (plane * OH + b_lo) * OW
-                _flat_rows(columns, column_of, y, ya, rows * W, guard, W, kw, dw, pw,
+                _flat_rows(columns, column_of, y, ya, rows * W, guard, W, 1, kw, dw, pw,
                            sortable_fill)  # fmt: skip
 
         elif not want:

@@ -163,7 +163,10 @@ def test_large_planes_many_threads(entry):
     check_against_reference(x.reshape(2, 5, 33 * 31), dict(kernel_shape=[5], strides=[3]), "NCHW")
 
 
-STRIDE1_SAME_SIZE = {
+# Cases of the planar kernel's flat stretches: stride 1 with outputs of the input's size
+# (row blocks of large planes, several small planes at once) and, on short rows, other
+# strides (several planes at once, the pass down the columns row by row).
+FLAT_STRETCH_CASES = {
     "k3-p1": dict(kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
     "k5-p2": dict(kernel_shape=[5, 5], pads=[2, 2, 2, 2]),
     "k3-pads-after": dict(kernel_shape=[3, 3], pads=[0, 0, 2, 2]),
@@ -171,26 +174,34 @@ STRIDE1_SAME_SIZE = {
     "k3-d2-p2": dict(kernel_shape=[3, 3], dilations=[2, 2], pads=[2, 2, 2, 2]),
     "k4x2-d3x1": dict(kernel_shape=[4, 2], dilations=[3, 1], pads=[4, 1, 5, 0]),
     "k7-p3": dict(kernel_shape=[7, 7], pads=[3, 3, 3, 3]),
+    "k3-s2": dict(kernel_shape=[3, 3], strides=[2, 2]),
+    "k3-s2-pads-after": dict(kernel_shape=[3, 3], strides=[2, 2], pads=[0, 0, 1, 1]),
+    "k3-s2-p1": dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
+    "k2-s2": dict(kernel_shape=[2, 2], strides=[2, 2]),
+    "k3-s2x1-p1": dict(kernel_shape=[3, 3], strides=[2, 1], pads=[1, 1, 1, 1]),
+    "k3-s1x2-p1": dict(kernel_shape=[3, 3], strides=[1, 2], pads=[1, 1, 1, 1]),
+    "k2-s2-d2-ceil": dict(kernel_shape=[2, 2], strides=[2, 2], dilations=[2, 2], ceil_mode=1),
 }
 
 
 @pytest.mark.parametrize(
-    "dtype", [np.float32, np.float64, np.float16, np.uint8, np.int8],
-    ids=["f32", "f64", "f16", "u8", "i8"],
-)  # fmt: skip
-@pytest.mark.parametrize("case", STRIDE1_SAME_SIZE)
-def test_stride1_same_size_planes(case, dtype, entry):
-    """Stride 1 with outputs as large as the input: the planar kernel pools whole blocks of
-    rows as one stretch, and small planes several at a time. Planes larger than one block,
-    planes split between tasks, groups of planes, a NaN in one plane only, and a fused
-    activation, against the reference."""
+    "dtype", [np.float32, np.float16, np.uint8, np.int8], ids=["f32", "f16", "u8", "i8"]
+)
+@pytest.mark.parametrize("case", FLAT_STRETCH_CASES)
+def test_flat_stretches(case, dtype, entry):
+    """Planes larger than one block, planes split between tasks, groups of planes (odd and
+    even sizes), a NaN in one plane only, and a fused activation, against the reference."""
     rng = np.random.default_rng(zlib.crc32(case.encode()))
-    attrs = STRIDE1_SAME_SIZE[case]
-    for shape in ((1, 2, 60, 70), (2, 9, 7, 6), (3, 50, 5, 3), (1, 2, 1, 9)):
+    attrs = FLAT_STRETCH_CASES[case]
+    shapes = [(2, 5, 7, 6), (3, 30, 5, 3), (1, 2, 1, 9), (2, 4, 13, 13), (1, 9, 14, 14),
+              (1, 5, 12, 11)]  # fmt: skip
+    if dtype in (np.float32, np.float16):
+        shapes.append((1, 2, 60, 70))
+    for shape in shapes:
         x = rng.standard_normal(shape) * 8
         x = (x + 128 if dtype == np.uint8 else x).clip(-128, 255).astype(dtype)
         check_against_reference(x, attrs, "NCHW")
-        if np.dtype(dtype).kind == "f":
+        if np.dtype(dtype).kind == "f" and shape[2] < 60:
             expected = np.maximum(ref_max_pool(x, **attrs)[0], 0)
             assert_identical(fastpool.max_pool(x, activation="Relu", **attrs), expected)
             x[0, 1].flat[rng.integers(x[0, 1].size)] = np.nan
