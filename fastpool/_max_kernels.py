@@ -23,8 +23,10 @@ helpers that take arrays, or are picked at run time, cost the vectoriser its gri
 The loops compare with the cheap ``greater`` unless a float NaN is among a row's values (a
 separate, vectorised pass finds out), in which case that row, and every merge it takes part
 in, uses the exact ``replaces``. The common channels-first cases (stride 1; 3- and 2-wide
-windows at stride 2) get loops with constant bounds, which LLVM unrolls and vectorises;
-channels last vectorises along C.
+windows at stride 2) get loops with constant bounds and strides, which LLVM unrolls and
+vectorises; short rows are pooled as one flat stretch over many rows or planes, with masks
+instead of bounds (``_flat_rows``, inlined at the numba IR level so that it vectorises in
+place); channels last vectorises along C.
 """
 
 from __future__ import annotations
@@ -443,19 +445,28 @@ def _planar_tasks(
     whose input rows hold a NaN or a -0.0 (bit pattern = the type's minimum) is done window
     by window with the exact ``replaces``. Otherwise all equal values have equal bits, so
     the order of comparisons cannot change a value, and the values are pooled down the
-    columns first and then along the row, through a row buffer padded with ``fill`` (never
-    larger than a real value, so padding never wins). Indices are pooled along the rows
-    first, so that the first maximum in row-major window order wins. Both compare the
-    sortable form of the values (a plain ``>``; 16-bit floats get it with two bit
-    operations instead of the exact key of every comparison).
+    columns first and then along the rows. Three ways, by the geometry:
+
+    - flat stretches, for small planes (``group_planes`` of them at once, when the row
+      pass reads output rows of ``pitch`` column maxima, at stride 1 with outputs as large
+      as the input or on rows of at most 16) and for stride 1 with outputs as large as the
+      input (blocks of rows of one plane): each pass is one loop over the whole group or
+      block, which vectorises however short the rows, and the taps that would cross into
+      a neighbouring row or plane are masked by int32 tables of each value's row and
+      column (``row_of``, ``column_of``);
+    - otherwise row by row, through a row buffer padded with ``fill`` (never larger than a
+      real value, so padding never wins).
+
+    Indices are pooled along the rows first, so that the first maximum in row-major window
+    order wins. All compare the sortable form of the values (a plain ``>``; 16-bit floats
+    get it with two bit operations instead of the exact key of every comparison).
     """
     H, W, OH, OW = dims[P_H], dims[P_W], dims[P_OH], dims[P_OW]
     kh, kw, sh, sw = dims[P_KH], dims[P_KW], dims[P_SH], dims[P_SW]
     dh, dw, ph, pw = dims[P_DH], dims[P_DW], dims[P_PH], dims[P_PW]
     column_major = dims[P_COLUMN_MAJOR] != 0
     lo_w, hi_w = dims[P_LO_W], dims[P_HI_W]
-    # The fast paths compare sortable values (see _ordering.to_sortable), in two buffers:
-    # one input row padded at both ends with fill, and one output row.
+    # The fast paths compare sortable values (see _ordering.to_sortable)
     # (kept in the storage type: from_sortable picks its conversion by the type)
     sortable_fill = np.full(1, to_sortable(fill), dtype=x.dtype)[0]
     # Flat stretches (values path). The row pass reads column maxima kept in `columns`, a
