@@ -27,9 +27,16 @@ ROW_MAJOR, COLUMN_MAJOR = 8, 9
 # Entries of ``dims``, the table of the channels-first planar kernel (one or two spatial
 # axes; one axis is a plane of one row): input and output height and width, kernel,
 # strides, dilations, pads at the beginning, storage order, length of a row padded at both
-# ends, and the windows [P_LO_W, P_HI_W) of a row whose taps are all inside it.
+# ends, and the windows [P_LO_W, P_HI_W) of a row whose taps are all inside it. Then the
+# layout of its flat stretches (see _max_kernels._planar_tasks): the pitch of a row of
+# column maxima, the columns a row holds, whether the one column past them is folded into
+# the last, whether blocks of rows are pooled flat (stride 1, outputs of the input's size),
+# and, when planes may be pooled several at a time, the values one plane takes (else 0).
 (P_H, P_W, P_OH, P_OW, P_KH, P_KW, P_SH, P_SW, P_DH, P_DW, P_PH, P_PW, P_COLUMN_MAJOR,
- P_ROW_LENGTH, P_LO_W, P_HI_W) = range(16)  # fmt: skip
+ P_ROW_LENGTH, P_LO_W, P_HI_W, P_PITCH, P_HELD, P_FOLD, P_FLAT_ROWS,
+ P_GROUP_VALUES) = range(21)  # fmt: skip
+# Values of column maxima the planar kernel's flat stretches keep at a time (in L1).
+COLUMN_BLOCK = 4096
 
 
 class Geometry(NamedTuple):
@@ -282,7 +289,20 @@ def _planar_tables(geo: np.ndarray, taps: np.ndarray) -> tuple:
     ph, pw = geo[PADS_BEGIN]
     row_length = max(pw + w, (ow - 1) * sw + (kw - 1) * dw + 1, 1)
     lo_w, hi_w = geo[INTERIOR_LO, 1], geo[INTERIOR_HI, 1]
-    dims = [h, w, oh, ow, kh, kw, sh, sw, dh, dw, ph, pw, 0, row_length, lo_w, hi_w]
+    # Flat stretches: the row pass reads rows of pitch = sw * OW column maxima; a row holds
+    # min(W, pitch) columns, and where windows read one column further (3 wide at stride
+    # 2 with no pad before, odd W) that column is folded into the last, which only the
+    # last window reads. Several planes at a time when that layout fits, at stride 1 with
+    # outputs of the input's size or on rows short enough that the gain was measured.
+    pitch = sw * ow
+    reach = min(w, (ow - 1) * sw - pw + (kw - 1) * dw + 1)  # the columns windows read
+    fold = reach == pitch + 1 and sw == 2 and kw == 3 and dw == 1 and pw == 0
+    flat_rows = sh == 1 and sw == 1 and ow == w
+    plane_values = max(h * w, oh * pitch)
+    fits = (reach <= pitch or fold) and 2 * plane_values <= COLUMN_BLOCK
+    group_values = plane_values if fits and ((flat_rows and oh == h) or w <= 16) else 0
+    dims = [h, w, oh, ow, kh, kw, sh, sw, dh, dw, ph, pw, 0, row_length, lo_w, hi_w,
+            pitch, min(w, pitch), int(fold), int(flat_rows), group_values]  # fmt: skip
     row_major = np.array(dims, dtype=np.int64)
     dims[P_COLUMN_MAJOR] = 1
     return row_major, np.array(dims, dtype=np.int64), np.ascontiguousarray(taps)

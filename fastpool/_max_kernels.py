@@ -36,6 +36,7 @@ from numba import prange
 
 from fastpool._activation import _activate_range
 from fastpool._attrs import (
+    COLUMN_BLOCK,
     DILATIONS,
     IN_SHAPE,
     INTERIOR_HI,
@@ -45,7 +46,11 @@ from fastpool._attrs import (
     P_COLUMN_MAJOR,
     P_DH,
     P_DW,
+    P_FLAT_ROWS,
+    P_FOLD,
+    P_GROUP_VALUES,
     P_H,
+    P_HELD,
     P_HI_W,
     P_KH,
     P_KW,
@@ -53,6 +58,7 @@ from fastpool._attrs import (
     P_OH,
     P_OW,
     P_PH,
+    P_PITCH,
     P_PW,
     P_ROW_LENGTH,
     P_SH,
@@ -374,10 +380,6 @@ def max_pool_serial(
 # ---- MaxPool, channels first, one or two spatial axes -------------------------------------
 
 
-# Values of column maxima the planar kernel's flat values path keeps at a time (in L1).
-COLUMN_BLOCK = 4096
-
-
 @kernel(inline="always")
 def _flat_rows(columns, column_of, y, y_at, n, guard, held, sw, kw, dw, pw, sortable_fill):
     """The row pass of the planar kernel's flat stretches: y[y_at + e] = the maximum of
@@ -433,9 +435,40 @@ def _flat_rows(columns, column_of, y, y_at, n, guard, held, sw, kw, dw, pw, sort
 
 
 @kernel()
+def _flat_tables(dims, row_blocks, tasks, want):
+    """(group_planes, block_rows, row_of, column_of) of the planar kernel's flat stretches
+    for chunks of at most ``tasks`` tasks: the planes pooled at a time (0: none), the
+    output rows of a block (stride 1 with outputs of the input's size, else 0), each
+    value's row in its plane (when the pass down the columns is flat too) and each
+    output's o * sw. int32, to be compared with int32 bounds: int64 would halve the
+    vector width."""
+    H, W, OH, OW = dims[P_H], dims[P_W], dims[P_OH], dims[P_OW]
+    flat_rows = dims[P_FLAT_ROWS] != 0
+    block_rows = max(1, min(OH, COLUMN_BLOCK // max(W, 1))) if flat_rows else 0
+    n_columns, n_rows_of = block_rows * W, 0
+    group_planes = 0
+    if dims[P_GROUP_VALUES] > 0 and row_blocks == 1 and not want:
+        group_planes = max(1, min(COLUMN_BLOCK // dims[P_GROUP_VALUES], tasks))
+        n_columns = max(n_columns, group_planes * OH * OW)
+        n_rows_of = group_planes * H * W if flat_rows and OH == H else 0
+    row_of = np.empty(n_rows_of, dtype=np.int32)
+    for r in range(n_rows_of // max(W, 1)):
+        for c in range(W):
+            row_of[r * W + c] = r % H
+    column_of = np.empty(n_columns, dtype=np.int32)
+    e = 0
+    while e < n_columns:
+        for o in range(OW):
+            column_of[e + o] = o * dims[P_SW]
+        e += OW
+    return group_planes, block_rows, row_of, column_of
+
+
+@kernel()
 def _planar_tasks(
     x, bits, y, indices, want, dims, taps, inf_bits, fill, special_mask, special_inf,
-    act_code, act_constants, row_blocks, first_task, last_task,
+    act_code, act_constants, row_blocks, first_task, last_task, group_planes, block_rows,
+    row_of, column_of,
 ):  # fmt: skip
     """Tasks first_task..last_task-1 of a channels-first pooling over planes of H x W.
 
@@ -469,48 +502,17 @@ def _planar_tasks(
     # The fast paths compare sortable values (see _ordering.to_sortable)
     # (kept in the storage type: from_sortable picks its conversion by the type)
     sortable_fill = np.full(1, to_sortable(fill), dtype=x.dtype)[0]
-    # Flat stretches (values path). The row pass reads column maxima kept in `columns`, a
-    # row of pitch = sw * OW of them per output row, so that output e of a stretch reads
-    # columns[guard - pw + sw * e + j * dw] for its taps j. A row holds the first
-    # min(W, pitch) columns; where windows read one column further (3 wide at stride 2
-    # with no pad before, odd W), that column is folded into the last one, which only
-    # the last window reads. column_of gives each output's o * sw, to mask the taps that
-    # fall outside its row.
-    pitch = sw * OW
-    reach = min(W, (OW - 1) * sw - pw + (kw - 1) * dw + 1)  # the columns windows read
-    fold = reach == pitch + 1 and sw == 2 and kw == 3 and dw == 1 and pw == 0
-    held = min(W, pitch)
-    # Stride 1 with outputs of the input's size: blocks of rows of one plane, of at most
-    # COLUMN_BLOCK values unless a row is longer, pooled as one stretch each way.
-    flat_rows = sh == 1 and sw == 1 and OW == W
-    block_rows = max(1, min(OH, COLUMN_BLOCK // max(W, 1))) if flat_rows else 0
-    n_columns, n_rows_of = block_rows * W, 0
-    # Small planes: whole planes, group_planes at a time, each pass one stretch (the
-    # pass down the columns too, when flat_rows and OH == H: row_of masks its taps).
-    group_planes = 0
-    plane_values = max(H * W, OH * pitch)
-    # (with the pass down the columns row by row, only short rows gain: measured)
-    flat_columns = flat_rows and OH == H
-    if row_blocks == 1 and not want and (reach <= pitch or fold) and (flat_columns or W <= 16):
-        if 2 * plane_values <= COLUMN_BLOCK:
-            group_planes = min(COLUMN_BLOCK // plane_values, last_task - first_task)
-            n_columns = group_planes * OH * OW
-            n_rows_of = group_planes * H * W if flat_columns else 0
+    # Flat stretches (values path; layout in _attrs): output e of a stretch reads
+    # columns[guard - pw + sw * e + j * dw] for its taps j, masked by column_of, and
+    # group_planes > 0 takes small planes that many at a time.
+    pitch, held, fold = dims[P_PITCH], dims[P_HELD], dims[P_FOLD] != 0
+    flat_rows = dims[P_FLAT_ROWS] != 0
+    flat_columns = flat_rows and OH == H  # the pass down the columns flat too (row_of)
+    plane_values = dims[P_GROUP_VALUES]
     # with guard zones at both ends for the taps outside a stretch, which are masked
     guard = max(pw, (kw - 1) * dw)
-    columns = np.full(max(block_rows * W, group_planes * plane_values) + 2 * guard,
-                      sortable_fill, dtype=x.dtype)  # fmt: skip
-    # (int32, and compared with int32 bounds: int64 would halve the vector width)
-    row_of = np.empty(n_rows_of, dtype=np.int32)
-    for r in range(n_rows_of // max(W, 1)):
-        for c in range(W):
-            row_of[r * W + c] = r % H
-    column_of = np.empty(n_columns, dtype=np.int32)
-    e = 0
-    while e < n_columns:
-        for o in range(OW):
-            column_of[e + o] = o * sw
-        e += OW
+    columns = np.empty(max(block_rows * W, group_planes * plane_values) + 2 * guard,
+                       dtype=x.dtype)  # fmt: skip
     # tap t of a 3-row window is inside the plane for rows in [ph - t, H + ph - t)
     row_lo0, row_lo1 = np.int32(ph), np.int32(ph - 1)
     row_hi1, row_hi2 = np.int32(H + ph - 1), np.int32(H + ph - 2)
@@ -521,7 +523,7 @@ def _planar_tasks(
     task = first_task
     while task < last_task:
         if group_planes > 0:
-            # Small planes, several whole ones at once (see group_planes above).
+            # Small planes, several whole ones at once (see _flat_tables).
             g_to = min(task + group_planes, last_task)
             ga = task * H * W
             n = (g_to - task) * H * W
@@ -535,7 +537,7 @@ def _planar_tasks(
                     largest = magnitude if magnitude > largest else largest
                     smallest = b if b < smallest else smallest
                 special = largest > special_inf or smallest == ~special_mask
-            if not special and n_rows_of == 0:
+            if not special and not flat_columns:
                 # 1. down the columns, output row by output row
                 for p in range(task, g_to):
                     for oh in range(OH):
@@ -880,11 +882,15 @@ def max_pool_planar(
     row_blocks = min(dims[P_OH], max(1, -(-4 * threads // max(planes, 1))))
     tasks = planes * row_blocks
     chunks = min(tasks, 4 * threads)
+    # the flat stretches' tables, once for all chunks
+    group_planes, block_rows, row_of, column_of = _flat_tables(
+        dims, row_blocks, -(-tasks // max(chunks, 1)), want
+    )
     for chunk in prange(chunks):
         _planar_tasks(
             x, bits, y, indices, want, dims, taps, inf_bits, fill, special_mask, special_inf,
             act_code, act_constants, row_blocks, chunk * tasks // chunks,
-            (chunk + 1) * tasks // chunks,
+            (chunk + 1) * tasks // chunks, group_planes, block_rows, row_of, column_of,
         )  # fmt: skip
 
 
@@ -895,9 +901,10 @@ def max_pool_planar_serial(
 ):  # fmt: skip
     """max_pool_planar on the calling thread (``threads`` is ignored), for small inputs."""
     planes = y.shape[0] // (dims[P_OH] * dims[P_OW])
+    group_planes, block_rows, row_of, column_of = _flat_tables(dims, 1, planes, want)
     _planar_tasks(
         x, bits, y, indices, want, dims, taps, inf_bits, fill, special_mask, special_inf,
-        act_code, act_constants, 1, 0, planes,
+        act_code, act_constants, 1, 0, planes, group_planes, block_rows, row_of, column_of,
     )  # fmt: skip
 
 
