@@ -447,10 +447,13 @@ def _flat_tables(dims, row_blocks, tasks, want):
     block_rows = max(1, min(OH, COLUMN_BLOCK // max(W, 1))) if flat_rows else 0
     n_columns, n_rows_of = block_rows * W, 0
     group_planes = 0
-    if dims[P_GROUP_VALUES] > 0 and row_blocks == 1 and not want:
+    flat_columns = flat_rows and OH == H
+    # (with Indices: stride 1 with outputs of the input's size, row-major indices)
+    indices_too = flat_columns and dims[P_COLUMN_MAJOR] == 0
+    if dims[P_GROUP_VALUES] > 0 and row_blocks == 1 and (not want or indices_too):
         group_planes = max(1, min(COLUMN_BLOCK // dims[P_GROUP_VALUES], tasks))
         n_columns = max(n_columns, group_planes * OH * OW)
-        n_rows_of = group_planes * H * W if flat_rows and OH == H else 0
+        n_rows_of = group_planes * H * W if flat_columns else 0
     row_of = np.empty(n_rows_of, dtype=np.int32)
     for r in range(n_rows_of // max(W, 1)):
         for c in range(W):
@@ -491,8 +494,10 @@ def _planar_tasks(
       real value, so padding never wins).
 
     Indices are pooled along the rows first, so that the first maximum in row-major window
-    order wins. All compare the sortable form of the values (a plain ``>``; 16-bit floats
-    get it with two bit operations instead of the exact key of every comparison).
+    order wins; small planes at stride 1 with outputs of the input's size (row-major
+    indices) take the flat stretches too, tap by tap. All compare the sortable form of the
+    values (a plain ``>``; 16-bit floats get it with two bit operations instead of the
+    exact key of every comparison).
     """
     H, W, OH, OW = dims[P_H], dims[P_W], dims[P_OH], dims[P_OW]
     kh, kw, sh, sw = dims[P_KH], dims[P_KW], dims[P_SH], dims[P_SW]
@@ -513,6 +518,7 @@ def _planar_tasks(
     guard = max(pw, (kw - 1) * dw)
     columns = np.empty(max(block_rows * W, group_planes * plane_values) + 2 * guard,
                        dtype=x.dtype)  # fmt: skip
+    group_at = np.empty(group_planes * H * W if want else 0, dtype=np.int64)
     # tap t of a 3-row window is inside the plane for rows in [ph - t, H + ph - t)
     row_lo0, row_lo1 = np.int32(ph), np.int32(ph - 1)
     row_hi1, row_hi2 = np.int32(H + ph - 1), np.int32(H + ph - 2)
@@ -537,7 +543,43 @@ def _planar_tasks(
                     largest = magnitude if magnitude > largest else largest
                     smallest = b if b < smallest else smallest
                 special = largest > special_inf or smallest == ~special_mask
-            if not special and not flat_columns:
+            if not special and want:
+                # With Indices (stride 1, outputs of the input's size, row-major): 1. along
+                # the rows, tap by tap: each value's window maximum (sortable, in columns)
+                # and the group-relative index of its first maximum (group_at; -1: none)
+                for i in range(n):
+                    columns[_u(i)] = sortable_fill
+                    group_at[_u(i)] = -1
+                for j in range(kw):
+                    lo, hi = np.int32(pw - j * dw), np.int32(W + pw - j * dw)
+                    offset = j * dw - pw
+                    # (taps outside x are outside their plane too)
+                    for i in range(max(0, -(ga + offset)), min(n, x.shape[0] - ga - offset)):
+                        c = column_of[_u(i)]
+                        a, at = columns[_u(i)], group_at[_u(i)]
+                        b = to_sortable(x[_u(ga + i + offset)])
+                        take = c >= lo and c < hi and (b > a or at < 0)
+                        columns[_u(i)] = b if take else a
+                        group_at[_u(i)] = i + offset if take else at
+                # 2. down the columns, tap by tap, keeping the earlier row on ties
+                for e in range(n):
+                    y[_u(ga + e)] = sortable_fill
+                    indices[_u(ga + e)] = -1
+                for t in range(kh):
+                    lo, hi = np.int32(ph - t * dh), np.int32(H + ph - t * dh)
+                    offset = (t * dh - ph) * W
+                    for e in range(max(0, -offset), min(n, n - offset)):
+                        r = row_of[_u(e)]
+                        a, at = y[_u(ga + e)], indices[_u(ga + e)]
+                        b, b_at = columns[_u(e + offset)], group_at[_u(e + offset)]
+                        take = r >= lo and r < hi and b_at >= 0 and (b > a or at < 0)
+                        y[_u(ga + e)] = b if take else a
+                        indices[_u(ga + e)] = b_at if take else at
+                for e in range(n):
+                    y[_u(ga + e)] = from_sortable(y[_u(ga + e)])
+                    at = indices[_u(ga + e)]
+                    indices[_u(ga + e)] = at + ga if at >= 0 else -1
+            elif not special and not flat_columns:
                 # 1. down the columns, output row by output row
                 for p in range(task, g_to):
                     for oh in range(OH):
@@ -614,13 +656,16 @@ def _planar_tasks(
                             b = to_sortable(x[_u(ga + i + offset)])
                             b = b if r >= lo and r < hi else a
                             columns[_u(guard + i)] = b if b > a else a
-            if not special:
+            if not special and not want:
                 # 2. along the rows
                 ya, n_out = task * OH * OW, (g_to - task) * OH * OW
                 _flat_rows(columns, column_of, y, ya, n_out, guard, held, sw, kw, dw, pw,
                            sortable_fill)  # fmt: skip
+            if not special:
+                n_out = (g_to - task) * OH * OW
                 if act_code >= 0:
-                    _activate_range(y, act_code, act_constants, ya, ya + n_out)
+                    _activate_range(y, act_code, act_constants, task * OH * OW,
+                                    task * OH * OW + n_out)  # fmt: skip
                 task = g_to
                 continue
         plane = task // row_blocks
