@@ -381,6 +381,36 @@ def max_pool_serial(
 
 
 @kernel(inline="always")
+def _column_max(x, ra, step, n_rows, columns, ca, n, sortable_fill):
+    """columns[ca + i] = the maximum (sortable) of x[ra + t * step + i] over the rows t <
+    n_rows, for i < n (``sortable_fill`` when there are none): the pass down the columns of
+    the flat stretches. Inlined into the kernel (numba IR), so its loops vectorise there."""
+    if n_rows <= 0:
+        for i in range(n):
+            columns[_u(ca + i)] = sortable_fill
+    elif n_rows == 3:
+        for i in range(n):
+            a = to_sortable(x[_u(ra + i)])
+            b = to_sortable(x[_u(ra + step + i)])
+            a = b if b > a else a
+            b = to_sortable(x[_u(ra + 2 * step + i)])
+            columns[_u(ca + i)] = b if b > a else a
+    elif n_rows == 2:
+        for i in range(n):
+            a = to_sortable(x[_u(ra + i)])
+            b = to_sortable(x[_u(ra + step + i)])
+            columns[_u(ca + i)] = b if b > a else a
+    else:
+        for i in range(n):
+            columns[_u(ca + i)] = to_sortable(x[_u(ra + i)])
+        for t in range(1, n_rows):
+            for i in range(n):
+                a = columns[_u(ca + i)]
+                b = to_sortable(x[_u(ra + t * step + i)])
+                columns[_u(ca + i)] = b if b > a else a
+
+
+@kernel(inline="always")
 def _flat_rows(columns, column_of, y, y_at, n, guard, held, sw, kw, dw, pw, sortable_fill):
     """The row pass of the planar kernel's flat stretches: y[y_at + e] = the maximum of
     columns[guard - pw + sw * e + j * dw] over the taps j inside the row of e: those whose
@@ -588,29 +618,7 @@ def _planar_tasks(
                         ra = p * H * W + (oh * sh - ph + t_lo * dh) * W
                         step = dh * W
                         n_rows = t_hi - t_lo
-                        if n_rows <= 0:
-                            for c in range(held):
-                                columns[_u(ca + c)] = sortable_fill
-                        elif n_rows == 3:
-                            for c in range(held):
-                                a = to_sortable(x[_u(ra + c)])
-                                b = to_sortable(x[_u(ra + step + c)])
-                                a = b if b > a else a
-                                b = to_sortable(x[_u(ra + 2 * step + c)])
-                                columns[_u(ca + c)] = b if b > a else a
-                        elif n_rows == 2:
-                            for c in range(held):
-                                a = to_sortable(x[_u(ra + c)])
-                                b = to_sortable(x[_u(ra + step + c)])
-                                columns[_u(ca + c)] = b if b > a else a
-                        else:
-                            for c in range(held):
-                                columns[_u(ca + c)] = to_sortable(x[_u(ra + c)])
-                            for t in range(1, n_rows):
-                                for c in range(held):
-                                    a = columns[_u(ca + c)]
-                                    b = to_sortable(x[_u(ra + t * step + c)])
-                                    columns[_u(ca + c)] = b if b > a else a
+                        _column_max(x, ra, step, n_rows, columns, ca, held, sortable_fill)
                         if fold:  # column `pitch` into the one before it
                             a = columns[ca + pitch - 1]
                             for t in range(n_rows):
@@ -729,30 +737,7 @@ def _planar_tasks(
                     ra = xa + (oh - ph + t_lo * dh) * W
                     step = dh * W
                     n_rows = t_hi - t_lo
-                    if n_rows <= 0:
-                        for i in range(n):
-                            columns[_u(ca + i)] = sortable_fill
-                    elif n_rows == 3:
-                        for i in range(n):
-                            a = to_sortable(x[_u(ra + i)])
-                            b = to_sortable(x[_u(ra + step + i)])
-                            a = b if b > a else a
-                            b = to_sortable(x[_u(ra + 2 * step + i)])
-                            columns[_u(ca + i)] = b if b > a else a
-                    elif n_rows == 2:
-                        for i in range(n):
-                            a = to_sortable(x[_u(ra + i)])
-                            b = to_sortable(x[_u(ra + step + i)])
-                            columns[_u(ca + i)] = b if b > a else a
-                    else:
-                        for i in range(n):
-                            columns[_u(ca + i)] = to_sortable(x[_u(ra + i)])
-                        for t in range(1, n_rows):
-                            ta = ra + t * step
-                            for i in range(n):
-                                a = columns[_u(ca + i)]
-                                b = to_sortable(x[_u(ta + i)])
-                                columns[_u(ca + i)] = b if b > a else a
+                    _column_max(x, ra, step, n_rows, columns, ca, n, sortable_fill)
                     oh = run_end
                 # 2. along the rows
                 ya = (plane * OH + b_lo) * OW
