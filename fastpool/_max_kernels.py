@@ -410,13 +410,49 @@ def _column_max(x, ra, step, n_rows, columns, ca, n, sortable_fill):
                 columns[_u(ca + i)] = b if b > a else a
 
 
+@kernel()
+def _short_rows_columns(x, taps, dims, p_from, p_to, columns, guard, lanes, sortable_fill):
+    """The pass down the columns of planes p_from..p_to-1 for the flat stretches on short
+    rows: output row oh of plane p into columns[guard + ((p - p_from) * OH + oh) * pitch],
+    ``lanes`` (a multiple of 16 at least the columns held) at a time. Compiled on its own:
+    inside the planar kernel the same loops ran twice as slowly."""
+    H, W, OH = dims[P_H], dims[P_W], dims[P_OH]
+    sh, dh, ph = dims[P_SH], dims[P_DH], dims[P_PH]
+    pitch, held, fold = dims[P_PITCH], dims[P_HELD], dims[P_FOLD] != 0
+    step = dh * W
+    for p in range(p_from, p_to):
+        for oh in range(OH):
+            ca = guard + ((p - p_from) * OH + oh) * pitch
+            t_lo, t_hi = taps[0, 0, oh], taps[1, 0, oh]
+            ra = p * H * W + (oh * sh - ph + t_lo * dh) * W
+            n_rows = t_hi - t_lo
+            if ra + (n_rows - 1) * step + lanes <= x.shape[0]:
+                # whole vectors: the columns past the row are overwritten by the next
+                # row, or never read unmasked (a loop length LLVM does not know: a known
+                # one is unrolled to scalars, as it cannot prove x and columns apart)
+                _column_max(x, ra, step, n_rows, columns, ca, lanes, sortable_fill)
+                if fold:  # column `pitch` (computed too) into the one before it
+                    a, b = columns[_u(ca + pitch - 1)], columns[_u(ca + pitch)]
+                    columns[_u(ca + pitch - 1)] = b if b > a else a
+                continue
+            _column_max(x, ra, step, n_rows, columns, ca, held, sortable_fill)
+            if fold:  # column `pitch` into the one before it
+                a = columns[ca + pitch - 1]
+                for t in range(n_rows):
+                    b = to_sortable(x[ra + t * step + pitch])
+                    a = b if b > a else a
+                columns[ca + pitch - 1] = a
+
+
 @kernel(inline="always")
-def _flat_rows(columns, column_of, y, y_at, n, guard, held, sw, kw, dw, pw, sortable_fill):
+def _flat_rows(columns, column_of, y, y_at, n, guard, held, sw, kw, dw, pw, sortable_fill,
+               evens):
     """The row pass of the planar kernel's flat stretches: y[y_at + e] = the maximum of
     columns[guard - pw + sw * e + j * dw] over the taps j inside the row of e: those whose
     column column_of[e] - pw + j * dw is in [0, held). The others (padding, or the
     neighbouring rows, or the guard zones) are masked. Values are sortable. Inlined into
-    the kernel (numba IR), so that its loops vectorise there."""
+    the kernel (numba IR), so that its loops vectorise there. ``evens``: scratch of n + 1
+    values (3 taps at stride 2)."""
     # int32 bounds: int64 would halve the vector width
     lo0, lo1, lo2 = np.int32(pw), np.int32(pw - dw), np.int32(pw - 2 * dw)
     hi0, hi1, hi2 = np.int32(held + pw), np.int32(held + pw - dw), np.int32(held + pw - 2 * dw)
@@ -426,7 +462,8 @@ def _flat_rows(columns, column_of, y, y_at, n, guard, held, sw, kw, dw, pw, sort
     if dw == 1 and kw == 3 and sw == 1:
         for e in range(n):
             c = column_of[_u(e)]
-            a = columns[_u(start + e)] if c >= lo0 and c < hi0 else sortable_fill
+            a = columns[_u(start + e)]
+            a = a if c >= lo0 and c < hi0 else sortable_fill
             b = columns[_u(start + e + 1)]
             b = b if c >= lo1 and c < hi1 else sortable_fill
             a = b if b > a else a
@@ -434,19 +471,28 @@ def _flat_rows(columns, column_of, y, y_at, n, guard, held, sw, kw, dw, pw, sort
             b = b if c >= lo2 and c < hi2 else sortable_fill
             y[_u(y_at + e)] = from_sortable(b if b > a else a)
     elif dw == 1 and kw == 3 and sw == 2:
+        # taps 0 and 1, keeping tap 0's column in evens: read as 2 * e + 2 in the same
+        # loop, the third tap made LLVM gather
         for e in range(n):
             c = column_of[_u(e)]
-            a = columns[_u(start + 2 * e)] if c >= lo0 and c < hi0 else sortable_fill
+            a = columns[_u(start + 2 * e)]
+            evens[_u(e)] = a
+            a = a if c >= lo0 and c < hi0 else sortable_fill
             b = columns[_u(start + 2 * e + 1)]
             b = b if c >= lo1 and c < hi1 else sortable_fill
-            a = b if b > a else a
-            b = columns[_u(start + 2 * e + 2)]
+            y[_u(y_at + e)] = b if b > a else a
+        evens[_u(n)] = columns[_u(start + 2 * n)]
+        for e in range(n):
+            c = column_of[_u(e)]
+            a = y[_u(y_at + e)]
+            b = evens[_u(e + 1)]
             b = b if c >= lo2 and c < hi2 else sortable_fill
             y[_u(y_at + e)] = from_sortable(b if b > a else a)
     elif dw == 1 and kw == 2 and sw == 2:
         for e in range(n):
             c = column_of[_u(e)]
-            a = columns[_u(start + 2 * e)] if c >= lo0 and c < hi0 else sortable_fill
+            a = columns[_u(start + 2 * e)]
+            a = a if c >= lo0 and c < hi0 else sortable_fill
             b = columns[_u(start + 2 * e + 1)]
             b = b if c >= lo1 and c < hi1 else sortable_fill
             y[_u(y_at + e)] = from_sortable(b if b > a else a)
@@ -546,8 +592,11 @@ def _planar_tasks(
     plane_values = dims[P_GROUP_VALUES]
     # with guard zones at both ends for the taps outside a stretch, which are masked
     guard = max(pw, (kw - 1) * dw)
-    columns = np.empty(max(block_rows * W, group_planes * plane_values) + 2 * guard,
+    # (the short rows' pass down the columns writes whole vectors of 16)
+    lanes = ((pitch + 1 if fold else held) + 15) // 16 * 16
+    columns = np.empty(max(block_rows * W, group_planes * plane_values) + 2 * guard + lanes,
                        dtype=x.dtype)  # fmt: skip
+    evens = np.empty(group_planes * OH * OW + 1 if sw == 2 else 0, dtype=x.dtype)
     group_at = np.empty(group_planes * H * W if want else 0, dtype=np.int64)
     # tap t of a 3-row window is inside the plane for rows in [ph - t, H + ph - t)
     row_lo0, row_lo1 = np.int32(ph), np.int32(ph - 1)
@@ -611,20 +660,8 @@ def _planar_tasks(
                     indices[_u(ga + e)] = at + ga if at >= 0 else -1
             elif not special and not flat_columns:
                 # 1. down the columns, output row by output row
-                for p in range(task, g_to):
-                    for oh in range(OH):
-                        ca = guard + ((p - task) * OH + oh) * pitch
-                        t_lo, t_hi = taps[0, 0, oh], taps[1, 0, oh]
-                        ra = p * H * W + (oh * sh - ph + t_lo * dh) * W
-                        step = dh * W
-                        n_rows = t_hi - t_lo
-                        _column_max(x, ra, step, n_rows, columns, ca, held, sortable_fill)
-                        if fold:  # column `pitch` into the one before it
-                            a = columns[ca + pitch - 1]
-                            for t in range(n_rows):
-                                b = to_sortable(x[ra + t * step + pitch])
-                                a = b if b > a else a
-                            columns[ca + pitch - 1] = a
+                _short_rows_columns(x, taps, dims, task, g_to, columns, guard, lanes,
+                                    sortable_fill)  # fmt: skip
             elif not special:
                 # 1. down the columns, into columns[guard + i]; tap t of element i reads
                 # x[ga + i + (t * dh - ph) * W]. Where that lies outside x (only at its
@@ -668,7 +705,7 @@ def _planar_tasks(
                 # 2. along the rows
                 ya, n_out = task * OH * OW, (g_to - task) * OH * OW
                 _flat_rows(columns, column_of, y, ya, n_out, guard, held, sw, kw, dw, pw,
-                           sortable_fill)  # fmt: skip
+                           sortable_fill, evens)  # fmt: skip
             if not special:
                 n_out = (g_to - task) * OH * OW
                 if act_code >= 0:
@@ -742,7 +779,7 @@ def _planar_tasks(
                 # 2. along the rows
                 ya = (plane * OH + b_lo) * OW
                 _flat_rows(columns, column_of, y, ya, rows * W, guard, W, 1, kw, dw, pw,
-                           sortable_fill)  # fmt: skip
+                           sortable_fill, evens)  # fmt: skip
 
         elif not want:
             for oh in range(oh_lo, oh_hi):
