@@ -445,8 +445,7 @@ def _short_rows_columns(x, taps, dims, p_from, p_to, columns, guard, lanes, sort
 
 
 @kernel(inline="always")
-def _flat_rows(columns, column_of, y, y_at, n, guard, held, sw, kw, dw, pw, sortable_fill,
-               evens):
+def _flat_rows(columns, column_of, y, y_at, n, guard, held, sw, kw, dw, pw, sortable_fill, evens):
     """The row pass of the planar kernel's flat stretches: y[y_at + e] = the maximum of
     columns[guard - pw + sw * e + j * dw] over the taps j inside the row of e: those whose
     column column_of[e] - pw + j * dw is in [0, held). The others (padding, or the
