@@ -59,6 +59,7 @@ from fastpool._attrs import (
     P_OW,
     P_PH,
     P_PITCH,
+    P_PITCH_ROWS,
     P_PW,
     P_ROW_LENGTH,
     P_SH,
@@ -411,30 +412,32 @@ def _column_max(x, ra, step, n_rows, columns, ca, n, sortable_fill):
 
 
 @kernel()
-def _short_rows_columns(x, taps, dims, p_from, p_to, columns, guard, lanes, sortable_fill):
-    """The pass down the columns of planes p_from..p_to-1 for the flat stretches on short
-    rows: output row oh of plane p into columns[guard + ((p - p_from) * OH + oh) * pitch],
-    ``lanes`` (a multiple of 16 at least the columns held) at a time. Compiled on its own:
-    inside the planar kernel the same loops ran twice as slowly."""
+def _pitch_columns(x, taps, dims, u_from, u_to, columns, guard, lanes, sortable_fill):
+    """The pass down the columns for a row pass over rows of ``pitch`` column maxima:
+    output rows u_from..u_to-1 (row u = p * OH + oh: row oh of plane p) into
+    columns[guard + (u - u_from) * pitch + c], ``lanes`` columns (a multiple of 16, at
+    least those held) at a time. Compiled on its own: inside the planar kernel the same
+    loops ran twice as slowly."""
     H, W, OH = dims[P_H], dims[P_W], dims[P_OH]
     sh, dh, ph = dims[P_SH], dims[P_DH], dims[P_PH]
     pitch, held, fold = dims[P_PITCH], dims[P_HELD], dims[P_FOLD] != 0
     step = dh * W
-    for p in range(p_from, p_to):
-        for oh in range(OH):
-            ca = guard + ((p - p_from) * OH + oh) * pitch
-            t_lo, t_hi = taps[0, 0, oh], taps[1, 0, oh]
-            ra = p * H * W + (oh * sh - ph + t_lo * dh) * W
-            n_rows = t_hi - t_lo
-            if ra + (n_rows - 1) * step + lanes <= x.shape[0]:
-                # whole vectors: the columns past the row are overwritten by the next
-                # row, or never read unmasked (a loop length LLVM does not know: a known
-                # one is unrolled to scalars, as it cannot prove x and columns apart)
-                _column_max(x, ra, step, n_rows, columns, ca, lanes, sortable_fill)
-                if fold:  # column `pitch` (computed too) into the one before it
-                    a, b = columns[_u(ca + pitch - 1)], columns[_u(ca + pitch)]
-                    columns[_u(ca + pitch - 1)] = b if b > a else a
-                continue
+    p = u_from // OH
+    oh = u_from - p * OH
+    for u in range(u_from, u_to):
+        ca = guard + (u - u_from) * pitch
+        t_lo, t_hi = taps[0, 0, oh], taps[1, 0, oh]
+        ra = p * H * W + (oh * sh - ph + t_lo * dh) * W
+        n_rows = t_hi - t_lo
+        if ra + (n_rows - 1) * step + lanes <= x.shape[0]:
+            # whole vectors: the columns past the row are overwritten by the next
+            # row, or never read unmasked (a loop length LLVM does not know: a known
+            # one is unrolled to scalars, as it cannot prove x and columns apart)
+            _column_max(x, ra, step, n_rows, columns, ca, lanes, sortable_fill)
+            if fold:  # column `pitch` (computed too) into the one before it
+                a, b = columns[_u(ca + pitch - 1)], columns[_u(ca + pitch)]
+                columns[_u(ca + pitch - 1)] = b if b > a else a
+        else:
             _column_max(x, ra, step, n_rows, columns, ca, held, sortable_fill)
             if fold:  # column `pitch` into the one before it
                 a = columns[ca + pitch - 1]
@@ -442,6 +445,9 @@ def _short_rows_columns(x, taps, dims, p_from, p_to, columns, guard, lanes, sort
                     b = to_sortable(x[ra + t * step + pitch])
                     a = b if b > a else a
                 columns[ca + pitch - 1] = a
+        oh += 1
+        if oh == OH:
+            p, oh = p + 1, 0
 
 
 @kernel(inline="always")
@@ -513,7 +519,8 @@ def _flat_rows(columns, column_of, y, y_at, n, guard, held, sw, kw, dw, pw, sort
 def _flat_tables(dims, row_blocks, tasks, want):
     """(group_planes, block_rows, row_of, column_of) of the planar kernel's flat stretches
     for chunks of at most ``tasks`` tasks: the planes pooled at a time (0: none), the
-    output rows of a block (stride 1 with outputs of the input's size, else 0), each
+    output rows of a block (stride 1 with outputs of the input's size, or rows of
+    ``pitch`` column maxima without Indices; else 0), each
     value's row in its plane (when the pass down the columns is flat too) and each
     output's o * sw. int32, to be compared with int32 bounds: int64 would halve the
     vector width."""
@@ -521,6 +528,9 @@ def _flat_tables(dims, row_blocks, tasks, want):
     flat_rows = dims[P_FLAT_ROWS] != 0
     block_rows = max(1, min(OH, COLUMN_BLOCK // max(W, 1))) if flat_rows else 0
     n_columns, n_rows_of = block_rows * W, 0
+    if dims[P_PITCH_ROWS] != 0 and not want:
+        block_rows = max(1, min(OH, COLUMN_BLOCK // dims[P_PITCH]))
+        n_columns = block_rows * OW
     group_planes = 0
     flat_columns = flat_rows and OH == H
     # (with Indices: stride 1 with outputs of the input's size, row-major indices)
@@ -593,9 +603,11 @@ def _planar_tasks(
     guard = max(pw, (kw - 1) * dw)
     # (the short rows' pass down the columns writes whole vectors of 16)
     lanes = ((pitch + 1 if fold else held) + 15) // 16 * 16
-    columns = np.empty(max(block_rows * W, group_planes * plane_values) + 2 * guard + lanes,
-                       dtype=x.dtype)  # fmt: skip
-    evens = np.empty(group_planes * OH * OW + 1 if sw == 2 else 0, dtype=x.dtype)
+    pitch_rows = dims[P_PITCH_ROWS] != 0 and block_rows > 0
+    columns = np.empty(max(block_rows * max(W, pitch), group_planes * plane_values) + 2 * guard
+                       + lanes, dtype=x.dtype)  # fmt: skip
+    evens = np.empty(max(group_planes * OH, block_rows) * OW + 1 if sw == 2 else 0,
+                     dtype=x.dtype)  # fmt: skip
     group_at = np.empty(group_planes * H * W if want else 0, dtype=np.int64)
     # tap t of a 3-row window is inside the plane for rows in [ph - t, H + ph - t)
     row_lo0, row_lo1 = np.int32(ph), np.int32(ph - 1)
@@ -659,8 +671,8 @@ def _planar_tasks(
                     indices[_u(ga + e)] = at + ga if at >= 0 else -1
             elif not special and not flat_columns:
                 # 1. down the columns, output row by output row
-                _short_rows_columns(x, taps, dims, task, g_to, columns, guard, lanes,
-                                    sortable_fill)  # fmt: skip
+                _pitch_columns(x, taps, dims, task * OH, g_to * OH, columns, guard, lanes,
+                               sortable_fill)  # fmt: skip
             elif not special:
                 # 1. down the columns, into columns[guard + i]; tap t of element i reads
                 # x[ga + i + (t * dh - ph) * W]. Where that lies outside x (only at its
@@ -751,6 +763,17 @@ def _planar_tasks(
                     y[(plane * OH + oh) * OW + ow] = best
                     if want:
                         indices[(plane * OH + oh) * OW + ow] = xa + best_at if best_at >= 0 else -1
+
+        elif not want and pitch_rows:
+            # Other geometries where the row pass reads rows of pitch column maxima: blocks
+            # of output rows, down the columns row by row, along the rows flat
+            for b_lo in range(oh_lo, oh_hi, block_rows):
+                b_hi = min(b_lo + block_rows, oh_hi)
+                u_from = plane * OH + b_lo
+                _pitch_columns(x, taps, dims, u_from, u_from + b_hi - b_lo, columns, guard,
+                               lanes, sortable_fill)  # fmt: skip
+                _flat_rows(columns, column_of, y, u_from * OW, (b_hi - b_lo) * OW, guard, held,
+                           sw, kw, dw, pw, sortable_fill, evens)  # fmt: skip
 
         elif not want and flat_rows:
             # Stride 1 along both axes and rows as long as the input's: a block of output

@@ -164,8 +164,9 @@ def test_large_planes_many_threads(entry):
 
 
 # Cases of the planar kernel's flat stretches: stride 1 with outputs of the input's size
-# (row blocks of large planes, several small planes at once) and, on short rows, other
-# strides (several planes at once, the pass down the columns row by row).
+# (row blocks of large planes, several small planes at once) and, on rows of at most 64,
+# other strides (several planes at once, or blocks of rows; the pass down the columns row
+# by row).
 FLAT_STRETCH_CASES = {
     "k3-p1": dict(kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
     "k5-p2": dict(kernel_shape=[5, 5], pads=[2, 2, 2, 2]),
@@ -190,13 +191,15 @@ FLAT_STRETCH_CASES = {
 @pytest.mark.parametrize("case", FLAT_STRETCH_CASES)
 def test_flat_stretches(case, dtype, entry):
     """Planes larger than one block, planes split between tasks, groups of planes (odd and
-    even sizes), a NaN in one plane only, and a fused activation, against the reference."""
+    even sizes, rows of up to 32), a NaN in one plane only, and a fused activation, against
+    the reference."""
     rng = np.random.default_rng(zlib.crc32(case.encode()))
     attrs = FLAT_STRETCH_CASES[case]
     shapes = [(2, 5, 7, 6), (3, 30, 5, 3), (1, 2, 1, 9), (2, 4, 13, 13), (1, 9, 14, 14),
-              (1, 5, 12, 11)]  # fmt: skip
+              (1, 5, 12, 11), (2, 3, 27, 26)]  # fmt: skip
     if dtype in (np.float32, np.float16):
-        shapes.append((1, 2, 60, 70))
+        # (rows of 63: blocks of output rows, two to a plane at stride 2)
+        shapes += [(1, 2, 60, 70), (1, 2, 140, 63)]
     for shape in shapes:
         x = rng.standard_normal(shape) * 8
         x = (x + 128 if dtype == np.uint8 else x).clip(-128, 255).astype(dtype)
