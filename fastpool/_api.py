@@ -242,11 +242,13 @@ class _Plan(NamedTuple):
     dtype: np.dtype  # of the input (in native byte order) and of Y
     kernel_dtype: np.dtype  # how the kernels see it (uint16 for 16-bit floats)
     return_indices: bool
+    kernel: str  # "planar", "volume" or "general"
     # The planar kernel's (dims, taps, inf_bits, fill, special_mask, special_inf) for one or
-    # two spatial axes channels first, else the general kernel's (shape, geo, taps, order,
-    # inf_bits, fill)
+    # two spatial axes channels first; the general kernel's (shape, geo, taps, order,
+    # inf_bits, fill), followed for the volume kernel (three axes channels first, values
+    # only) by the planar tables of the last two axes and (special_mask, special_inf)
     kernel_args: tuple
-    bits_dtype: np.dtype | None  # planar: how its check for NaN and -0.0 sees the input
+    bits_dtype: np.dtype | None  # planar, volume: how the check for NaN and -0.0 sees x
     # the kernels' activation constants when there is no activation (one numba type per
     # kernel dtype)
     no_constants: np.ndarray
@@ -331,16 +333,23 @@ def _plan_max_pool(
         dtype=np.int64,
     )
     out_shape = join_shape(batch, channels, out_spatial, layout)
+    no_constants = np.zeros(4, dtype=data.dtype)
     if layout == "NCHW" and geometry.planar is not None and _planar_fits(geometry.planar[0]):
         dims = geometry.planar[storage_order]
         kernel_args = (dims, geometry.planar[2], storage.inf_bits, storage.fill,
                        storage.special_mask, storage.special_inf)  # fmt: skip
-        return _Plan(out_shape, array.dtype, data.dtype, bool(return_indices), kernel_args,
-                     storage.bits_dtype, np.zeros(4, dtype=data.dtype))  # fmt: skip
+        return _Plan(out_shape, array.dtype, data.dtype, bool(return_indices), "planar",
+                     kernel_args, storage.bits_dtype, no_constants)  # fmt: skip
     order = COLUMN_MAJOR if storage_order else ROW_MAJOR
     kernel_args = (shape, geometry.geo, geometry.taps, order, storage.inf_bits, storage.fill)
-    return _Plan(out_shape, array.dtype, data.dtype, bool(return_indices), kernel_args, None,
-                 np.zeros(4, dtype=data.dtype))  # fmt: skip
+    if (layout == "NCHW" and geometry.volume is not None and not return_indices
+            and _planar_fits(geometry.volume[0])):  # fmt: skip
+        kernel_args += (geometry.volume[0], geometry.volume[2], storage.special_mask,
+                        storage.special_inf)  # fmt: skip
+        return _Plan(out_shape, array.dtype, data.dtype, False, "volume", kernel_args,
+                     storage.bits_dtype, no_constants)  # fmt: skip
+    return _Plan(out_shape, array.dtype, data.dtype, bool(return_indices), "general",
+                 kernel_args, None, no_constants)  # fmt: skip
 
 
 def _planar_fits(dims: np.ndarray) -> bool:
@@ -439,11 +448,15 @@ def _execute(plan: _Plan, array: np.ndarray, y, indices, fused: tuple | None):
         flat_indices = indices.reshape(-1) if plan.return_indices else _NO_INDICES
         serial = array.size + y.size < _SERIAL_BELOW
         act_code, act_constants = fused if fused is not None else (-1, plan.no_constants)
-        if plan.bits_dtype is not None:
+        if plan.kernel == "planar":
             bits = array.reshape(-1).view(plan.bits_dtype)
             _launch(_max_kernels.max_pool_planar_serial, _max_kernels.max_pool_planar, serial,
                     flat_x, bits, flat_y, flat_indices, plan.return_indices,
                     *plan.kernel_args, act_code, act_constants)  # fmt: skip
+        elif plan.kernel == "volume":
+            bits = array.reshape(-1).view(plan.bits_dtype)
+            _launch(_max_kernels.max_pool_volume_serial, _max_kernels.max_pool_volume, serial,
+                    flat_x, bits, flat_y, *plan.kernel_args, act_code, act_constants)  # fmt: skip
         else:
             _launch(_max_kernels.max_pool_serial, _max_kernels.max_pool, serial,
                     flat_x, flat_y, flat_indices, plan.return_indices,

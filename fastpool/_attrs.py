@@ -54,6 +54,9 @@ class Geometry(NamedTuple):
     # is a plane of one row): ``dims`` for storage_order 0 and 1, and its taps, axis 0 the
     # rows and axis 1 the columns. None for more axes.
     planar: tuple[np.ndarray, np.ndarray, np.ndarray] | None
+    # For three spatial axes: the planar kernel's tables for the last two (the volume
+    # kernel pools the planes of maxima over the first axis with it). None otherwise.
+    volume: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
 
 def _is_int(value) -> bool:
@@ -274,7 +277,8 @@ def resolve_geometry(
         dtype=np.int64,
     ).reshape(10, rank)
     planar = _planar_tables(geo, taps) if rank <= 2 else None
-    return Geometry(tuple(outs), geo, taps, planar)
+    volume = _planar_tables(geo[:, 1:], taps[:, 1:]) if rank == 3 else None
+    return Geometry(tuple(outs), geo, taps, planar, volume)
 
 
 def _planar_tables(geo: np.ndarray, taps: np.ndarray) -> tuple:

@@ -10,12 +10,14 @@ axis for each of the rows named in ``_attrs`` (input and output shape, kernel, s
 and window o on axis i reads the taps j in ``[taps[0, i, o], taps[1, i, o])``, the ones that
 land inside the input, at coordinate ``o * strides[i] - pads_begin[i] + j * dilations[i]``.
 
-Two MaxPool kernels. Channels-first inputs with one or two spatial axes go to the planar
-kernel (``_planar_tasks``, described there). Everything else goes to the general one
-(``_max_pool_tasks``), which is separable: along the last spatial axis, every input row's
-window maxima are taken once, however many windows of the other axes overlap that row; they
-are then merged, in scan order, into each output row. Every step keeps the earlier of equal
-values and the first NaN, so the row-major "first maximum wins" rule holds exactly.
+Three MaxPool kernels. Channels-first inputs with one or two spatial axes go to the planar
+kernel (``_planar_tasks``, described there), channels-first volumes without Indices to the
+volume kernel (``_volume_tasks``: maxima along the first axis, then the planar kernel).
+Everything else goes to the general one (``_max_pool_tasks``), which is separable: along
+the last spatial axis, every input row's window maxima are taken once, however many windows
+of the other axes overlap that row; they are then merged, in scan order, into each output
+row. Every step keeps the earlier of equal values and the first NaN, so the row-major "first
+maximum wins" rule holds exactly.
 
 Speed comes from a few habits. The arrays are flat and addressed by offset (slicing a row
 would cost a reference count), and the hot loops are written out in one function: in numba,
@@ -411,6 +413,21 @@ def _column_max(x, ra, step, n_rows, columns, ca, n, sortable_fill):
                 columns[_u(ca + i)] = b if b > a else a
 
 
+@kernel(inline="always")
+def _holds_special(bits, lo, hi, special_mask, special_inf):
+    """Whether bits[lo:hi] (floats seen as signed integers) hold a NaN or a -0.0: the
+    largest magnitude tells whether there is a NaN, the smallest signed integer whether
+    there is a -0.0 (bit pattern = the type's minimum). Min/max reductions vectorise best."""
+    largest = bits[lo] & special_mask
+    smallest = bits[lo]
+    for i in range(lo, hi):
+        b = bits[_u(i)]
+        magnitude = b & special_mask
+        largest = magnitude if magnitude > largest else largest
+        smallest = b if b < smallest else smallest
+    return largest > special_inf or smallest == ~special_mask
+
+
 @kernel()
 def _pitch_columns(x, taps, dims, u_from, u_to, columns, guard, lanes, sortable_fill):
     """The pass down the columns for a row pass over rows of ``pitch`` column maxima:
@@ -623,16 +640,9 @@ def _planar_tasks(
             g_to = min(task + group_planes, last_task)
             ga = task * H * W
             n = (g_to - task) * H * W
-            special = False
-            if special_mask != 0:  # NaN or -0.0 anywhere: plane by plane, below
-                largest = bits[ga] & special_mask
-                smallest = bits[ga]
-                for i in range(ga, ga + n):
-                    b = bits[_u(i)]
-                    magnitude = b & special_mask
-                    largest = magnitude if magnitude > largest else largest
-                    smallest = b if b < smallest else smallest
-                special = largest > special_inf or smallest == ~special_mask
+            # NaN or -0.0 anywhere: plane by plane, below
+            special = special_mask != 0 and _holds_special(bits, ga, ga + n, special_mask,
+                                                           special_inf)  # fmt: skip
             if not special and want:
                 # With Indices (stride 1, outputs of the input's size, row-major): 1. along
                 # the rows, tap by tap: each value's window maximum (sortable, in columns)
@@ -736,18 +746,9 @@ def _planar_tasks(
                 r_hi = max(r_hi, oh * sh - ph + (taps[1, 0, oh] - 1) * dh + 1)
         r_hi = max(r_lo, r_hi)
         xa = plane * H * W
-        special = False
-        if special_mask != 0 and r_lo < r_hi:
-            # the largest magnitude tells whether there is a NaN, the smallest signed
-            # integer whether there is a -0.0 (min/max reductions vectorise best)
-            largest = bits[xa + r_lo * W] & special_mask
-            smallest = bits[xa + r_lo * W]
-            for i in range(xa + r_lo * W, xa + r_hi * W):
-                b = bits[_u(i)]
-                magnitude = b & special_mask
-                largest = magnitude if magnitude > largest else largest
-                smallest = b if b < smallest else smallest
-            special = largest > special_inf or smallest == ~special_mask
+        special = (special_mask != 0 and r_lo < r_hi
+                   and _holds_special(bits, xa + r_lo * W, xa + r_hi * W, special_mask,
+                                      special_inf))  # fmt: skip
         if special:  # window by window, exactly
             for oh in range(oh_lo, oh_hi):
                 for ow in range(OW):
@@ -994,6 +995,113 @@ def max_pool_planar_serial(
     _planar_tasks(
         x, bits, y, indices, want, dims, taps, inf_bits, fill, special_mask, special_inf,
         act_code, act_constants, 1, 0, planes, group_planes, block_rows, row_of, column_of,
+    )  # fmt: skip
+
+
+# ---- MaxPool, channels first, three spatial axes ------------------------------------------
+
+# Elements of the depth maxima a volume task keeps at a time (in L2).
+VOLUME_SCRATCH = 1 << 15
+
+
+@kernel()
+def _volume_tasks(
+    x, bits, y, shape, geo, taps, order, inf_bits, fill, dims, plane_taps, special_mask,
+    special_inf, act_code, act_constants, row_blocks, first_task, last_task,
+):  # fmt: skip
+    """Tasks first_task..last_task-1 of a channels-first MaxPool over volumes (three
+    spatial axes), values only. A task is a block of output slices (along the first axis)
+    of one volume, as in _max_pool_tasks, which does the task exactly when the input slices
+    it reads hold a NaN or a -0.0 (see _planar_tasks). Otherwise the order of comparisons
+    cannot change a value, and each window's maximum is taken over its depth taps first,
+    slice by slice and flat, and then over the planes of those maxima by the planar kernel
+    (``dims``, ``plane_taps``: its tables for the last two axes)."""
+    D, OD = geo[IN_SHAPE, 0], geo[OUT_SHAPE, 0]
+    sd, dd, pd = geo[STRIDES, 0], geo[DILATIONS, 0], geo[PADS_BEGIN, 0]
+    plane_size, out_plane = dims[P_H] * dims[P_W], dims[P_OH] * dims[P_OW]
+    batch = max(1, min(OD, VOLUME_SCRATCH // max(plane_size, 1)))
+    group_planes, block_rows, row_of, column_of = _flat_tables(dims, 1, batch, False)
+    maxima = np.empty(batch * plane_size, dtype=x.dtype)
+    # (the planar kernel's arguments as it always gets them: one compiled version)
+    maxima_bits = maxima.view(bits.dtype)
+    no_indices = np.empty(0, dtype=np.int64)
+    no_want = np.bool_(False)
+    for task in range(first_task, last_task):
+        volume = task // row_blocks
+        block_no = task - volume * row_blocks
+        o_lo = block_no * OD // row_blocks
+        o_hi = (block_no + 1) * OD // row_blocks
+        # the input slices these outputs read
+        d_lo, d_hi = D, 0
+        for o in range(o_lo, o_hi):
+            if taps[0, 0, o] < taps[1, 0, o]:
+                d_lo = min(d_lo, o * sd - pd + taps[0, 0, o] * dd)
+                d_hi = max(d_hi, o * sd - pd + (taps[1, 0, o] - 1) * dd + 1)
+        xa = volume * D * plane_size
+        if (
+            special_mask != 0
+            and d_lo < d_hi
+            and _holds_special(
+                bits, xa + d_lo * plane_size, xa + d_hi * plane_size, special_mask, special_inf
+            )
+        ):
+            _max_pool_tasks(x, y, no_indices, False, shape, geo, taps, order, inf_bits, fill,
+                            act_code, act_constants, row_blocks, task, task + 1)  # fmt: skip
+            continue
+        for s_lo in range(o_lo, o_hi, batch):
+            s_hi = min(s_lo + batch, o_hi)
+            for o in range(s_lo, s_hi):
+                ma = (o - s_lo) * plane_size
+                t_lo, t_hi = taps[0, 0, o], taps[1, 0, o]
+                if t_lo >= t_hi:  # no tap inside the input: every window is empty
+                    for i in range(plane_size):
+                        maxima[_u(ma + i)] = fill
+                    continue
+                sa = xa + (o * sd - pd + t_lo * dd) * plane_size
+                for i in range(plane_size):
+                    maxima[_u(ma + i)] = x[_u(sa + i)]
+                for t in range(1, t_hi - t_lo):
+                    ta = sa + t * dd * plane_size
+                    for i in range(plane_size):
+                        a = maxima[_u(ma + i)]
+                        b = x[_u(ta + i)]
+                        maxima[_u(ma + i)] = b if greater(b, a, inf_bits) else a
+            ya = (volume * OD + s_lo) * out_plane
+            n = (s_hi - s_lo) * plane_size
+            _planar_tasks(
+                maxima[:n], maxima_bits[:n], y[ya : ya + (s_hi - s_lo) * out_plane], no_indices,
+                no_want, dims, plane_taps, inf_bits, fill, special_mask, special_inf, act_code,
+                act_constants, 1, 0, s_hi - s_lo, group_planes, block_rows, row_of, column_of,
+            )  # fmt: skip
+
+
+@kernel(parallel=True)
+def max_pool_volume(
+    x, bits, y, shape, geo, taps, order, inf_bits, fill, dims, plane_taps, special_mask,
+    special_inf, act_code, act_constants, threads,
+):  # fmt: skip
+    """Parallel MaxPool over channels-first volumes, values only; see _volume_tasks."""
+    planes = shape[0]
+    row_blocks = min(geo[OUT_SHAPE, 0], max(1, -(-4 * threads // max(planes, 1))))
+    tasks = planes * row_blocks
+    chunks = min(tasks, 4 * threads)
+    for chunk in prange(chunks):
+        _volume_tasks(
+            x, bits, y, shape, geo, taps, order, inf_bits, fill, dims, plane_taps,
+            special_mask, special_inf, act_code, act_constants, row_blocks,
+            chunk * tasks // chunks, (chunk + 1) * tasks // chunks,
+        )  # fmt: skip
+
+
+@kernel()
+def max_pool_volume_serial(
+    x, bits, y, shape, geo, taps, order, inf_bits, fill, dims, plane_taps, special_mask,
+    special_inf, act_code, act_constants, threads,
+):  # fmt: skip
+    """max_pool_volume on the calling thread (``threads`` is ignored), for small inputs."""
+    _volume_tasks(
+        x, bits, y, shape, geo, taps, order, inf_bits, fill, dims, plane_taps, special_mask,
+        special_inf, act_code, act_constants, 1, 0, shape[0],
     )  # fmt: skip
 
 

@@ -73,6 +73,9 @@ def warmup(progress: bool = True, file: TextIO | None = None) -> int:
                 activation = "Relu" if dtype_name in FLOATS else None
                 _api.max_pool(x, [3, 3], strides=[2, 2], pads=[1, 1, 1, 1], layout=layout,
                               return_indices=True, activation=activation)  # fmt: skip
+                if layout == "NCHW":  # volumes without Indices: the volume kernel
+                    volume = x.reshape(*x.shape[:2], 2, -1, x.shape[-1])
+                    _api.max_pool(volume, [2, 2, 2], strides=[2, 2, 2], activation=activation)
             else:
                 getattr(_api, function)(x, layout=layout)
         done += 1

@@ -11,8 +11,10 @@ from reference import ref_max_pool
 
 import fastpool
 
-# Which kernel a case exercises: (layout, spatial shape). NCHW with 2 spatial axes runs the
-# 2-D kernel, other NCHW ranks the N-D kernel, NHWC the channels-last kernel.
+# Which kernel a case exercises: (layout, spatial shape). NCHW with 1 or 2 spatial axes runs
+# the planar kernel, NCHW with 3 the volume kernel for values (the N-D kernel with Indices,
+# and for the tasks whose input holds a NaN or -0.0), other NCHW ranks the N-D kernel, NHWC
+# the channels-last kernel.
 PATHS = {
     "2d-nchw": ("NCHW", (6, 7)),
     "1d-nchw": ("NCHW", (9,)),
@@ -209,3 +211,44 @@ def test_flat_stretches(case, dtype, entry):
             assert_identical(fastpool.max_pool(x, activation="Relu", **attrs), expected)
             x[0, 1].flat[rng.integers(x[0, 1].size)] = np.nan
             check_against_reference(x, attrs, "NCHW")
+
+
+# Cases of the volume kernel (three spatial axes, channels first, values only): maxima over
+# the first axis, then the planar kernel on their planes.
+VOLUME_CASES = {
+    "k2-s2": dict(kernel_shape=[2, 2, 2], strides=[2, 2, 2]),
+    "k3-s2-p1": dict(kernel_shape=[3, 3, 3], strides=[2, 2, 2], pads=[1] * 6),
+    "k3-p1": dict(kernel_shape=[3, 3, 3], pads=[1] * 6),
+    "mixed": dict(
+        kernel_shape=[3, 2, 3], strides=[1, 2, 2], dilations=[2, 1, 1], pads=[2, 0, 1, 1, 1, 0]
+    ),
+    "ceil": dict(kernel_shape=[2, 3, 3], strides=[3, 2, 2], ceil_mode=1),
+    "pads-beyond-kernel": dict(kernel_shape=[2, 2, 2], strides=[2, 2, 2], pads=[3] * 6),
+}
+
+
+@pytest.mark.parametrize(
+    "dtype", [np.float32, np.float16, np.uint8, np.int8], ids=["f32", "f16", "u8", "i8"]
+)
+@pytest.mark.parametrize("case", VOLUME_CASES)
+def test_volumes(case, dtype, entry):
+    """Volumes whose slices' maxima take several batches of scratch, volumes split between
+    tasks, a NaN or a -0.0 in one volume only (its tasks go to the exact N-D kernel), and a
+    fused activation, against the reference."""
+    rng = np.random.default_rng(zlib.crc32(case.encode()))
+    attrs = VOLUME_CASES[case]
+    # (2000-value planes: 16 slices of maxima at a time, fewer than the 20-odd outputs)
+    for shape in [(2, 3, 5, 6, 7), (1, 2, 40, 50, 40), (3, 1, 4, 13, 13)]:
+        x = rng.standard_normal(shape) * 8
+        x = (x + 128 if dtype == np.uint8 else x).clip(-128, 255).astype(dtype)
+        expected = ref_max_pool(x, **attrs)[0]
+        assert_identical(fastpool.max_pool(x, **attrs), expected)
+        if np.dtype(dtype).kind == "f":
+            expected = np.maximum(expected, 0)
+            assert_identical(fastpool.max_pool(x, activation="Relu", **attrs), expected)
+            for special in (np.nan, -0.0):
+                x_special = x.copy()
+                x_special[0, -1].flat[rng.integers(x[0, -1].size)] = special
+                x_special[0, -1].flat[rng.integers(x[0, -1].size)] = 0.0
+                expected = ref_max_pool(x_special, **attrs)[0]
+                assert_identical(fastpool.max_pool(x_special, **attrs), expected)
