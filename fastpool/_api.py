@@ -242,13 +242,14 @@ class _Plan(NamedTuple):
     dtype: np.dtype  # of the input (in native byte order) and of Y
     kernel_dtype: np.dtype  # how the kernels see it (uint16 for 16-bit floats)
     return_indices: bool
-    kernel: str  # "planar", "volume" or "general"
+    kernel: str  # "planar", "volume", "channels_last" or "general"
     # The planar kernel's (dims, taps, inf_bits, fill, special_mask, special_inf) for one or
     # two spatial axes channels first; the general kernel's (shape, geo, taps, order,
     # inf_bits, fill), followed for the volume kernel (three axes channels first, values
-    # only) by the planar tables of the last two axes and (special_mask, special_inf)
+    # only) by the planar tables of the last two axes and (special_mask, special_inf), and
+    # for the channels-last kernel (two axes, values only) by (special_mask, special_inf)
     kernel_args: tuple
-    bits_dtype: np.dtype | None  # planar, volume: how the check for NaN and -0.0 sees x
+    bits_dtype: np.dtype | None  # how the check for NaN and -0.0 sees x (None: general)
     # the kernels' activation constants when there is no activation (one numba type per
     # kernel dtype)
     no_constants: np.ndarray
@@ -347,6 +348,10 @@ def _plan_max_pool(
         kernel_args += (geometry.volume[0], geometry.volume[2], storage.special_mask,
                         storage.special_inf)  # fmt: skip
         return _Plan(out_shape, array.dtype, data.dtype, False, "volume", kernel_args,
+                     storage.bits_dtype, no_constants)  # fmt: skip
+    if layout == "NHWC" and len(spatial) == 2 and not return_indices:
+        kernel_args += (storage.special_mask, storage.special_inf)
+        return _Plan(out_shape, array.dtype, data.dtype, False, "channels_last", kernel_args,
                      storage.bits_dtype, no_constants)  # fmt: skip
     return _Plan(out_shape, array.dtype, data.dtype, bool(return_indices), "general",
                  kernel_args, None, no_constants)  # fmt: skip
@@ -457,6 +462,11 @@ def _execute(plan: _Plan, array: np.ndarray, y, indices, fused: tuple | None):
             bits = array.reshape(-1).view(plan.bits_dtype)
             _launch(_max_kernels.max_pool_volume_serial, _max_kernels.max_pool_volume, serial,
                     flat_x, bits, flat_y, *plan.kernel_args, act_code, act_constants)  # fmt: skip
+        elif plan.kernel == "channels_last":
+            bits = array.reshape(-1).view(plan.bits_dtype)
+            _launch(_max_kernels.max_pool_channels_last_serial,
+                    _max_kernels.max_pool_channels_last, serial, flat_x, bits, flat_y,
+                    *plan.kernel_args, act_code, act_constants)  # fmt: skip
         else:
             _launch(_max_kernels.max_pool_serial, _max_kernels.max_pool, serial,
                     flat_x, flat_y, flat_indices, plan.return_indices,

@@ -10,14 +10,16 @@ axis for each of the rows named in ``_attrs`` (input and output shape, kernel, s
 and window o on axis i reads the taps j in ``[taps[0, i, o], taps[1, i, o])``, the ones that
 land inside the input, at coordinate ``o * strides[i] - pads_begin[i] + j * dilations[i]``.
 
-Three MaxPool kernels. Channels-first inputs with one or two spatial axes go to the planar
+Four MaxPool kernels. Channels-first inputs with one or two spatial axes go to the planar
 kernel (``_planar_tasks``, described there), channels-first volumes without Indices to the
-volume kernel (``_volume_tasks``: maxima along the first axis, then the planar kernel).
-Everything else goes to the general one (``_max_pool_tasks``), which is separable: along
-the last spatial axis, every input row's window maxima are taken once, however many windows
-of the other axes overlap that row; they are then merged, in scan order, into each output
-row. Every step keeps the earlier of equal values and the first NaN, so the row-major "first
-maximum wins" rule holds exactly.
+volume kernel (``_volume_tasks``: maxima along the first axis, then the planar kernel),
+channels-last images without Indices to the channels-last kernel (``_channels_last_tasks``:
+down the columns, then along the rows C values at a time). Tasks of the last two whose input
+holds a NaN or a -0.0, and everything else, go to the general one (``_max_pool_tasks``),
+which is separable: along the last spatial axis, every input row's window maxima are taken
+once, however many windows of the other axes overlap that row; they are then merged, in scan
+order, into each output row. Every step keeps the earlier of equal values and the first
+NaN, so the row-major "first maximum wins" rule holds exactly.
 
 Speed comes from a few habits. The arrays are flat and addressed by offset (slicing a row
 would cost a reference count), and the hot loops are written out in one function: in numba,
@@ -1102,6 +1104,116 @@ def max_pool_volume_serial(
     _volume_tasks(
         x, bits, y, shape, geo, taps, order, inf_bits, fill, dims, plane_taps, special_mask,
         special_inf, act_code, act_constants, 1, 0, shape[0],
+    )  # fmt: skip
+
+
+# ---- MaxPool, channels last, two spatial axes ---------------------------------------------
+
+
+@kernel()
+def _channels_last_tasks(
+    x, bits, y, shape, geo, taps, order, inf_bits, fill, special_mask, special_inf, act_code,
+    act_constants, row_blocks, first_task, last_task,
+):  # fmt: skip
+    """Tasks first_task..last_task-1 of a channels-last MaxPool over two spatial axes,
+    values only, in the tasks of _max_pool_tasks (a block of output rows of one image),
+    which does a task exactly when the input rows it reads hold a NaN or a -0.0 (see
+    _planar_tasks). Otherwise the order of comparisons cannot change a value, and each
+    output row is pooled down the columns first, over rows of W * C values (one flat loop
+    per tap), and then along the row, C values at a time."""
+    H, OH = geo[IN_SHAPE, 0], geo[OUT_SHAPE, 0]
+    sh, dh, ph = geo[STRIDES, 0], geo[DILATIONS, 0], geo[PADS_BEGIN, 0]
+    sw, dw, pw = geo[STRIDES, 1], geo[DILATIONS, 1], geo[PADS_BEGIN, 1]
+    OW, kw = geo[OUT_SHAPE, 1], geo[KERNEL, 1]
+    lo, hi = geo[INTERIOR_LO, 1], geo[INTERIOR_HI, 1]
+    row_length, out_length, C = shape[2], shape[4], shape[5]
+    columns = np.empty(row_length, dtype=x.dtype)
+    no_indices = np.empty(0, dtype=np.int64)
+    for task in range(first_task, last_task):
+        image = task // row_blocks
+        block_no = task - image * row_blocks
+        o_lo = block_no * OH // row_blocks
+        o_hi = (block_no + 1) * OH // row_blocks
+        # the input rows these outputs read
+        r_lo, r_hi = H, 0
+        for o in range(o_lo, o_hi):
+            if taps[0, 0, o] < taps[1, 0, o]:
+                r_lo = min(r_lo, o * sh - ph + taps[0, 0, o] * dh)
+                r_hi = max(r_hi, o * sh - ph + (taps[1, 0, o] - 1) * dh + 1)
+        xa = image * H * row_length
+        if (special_mask != 0 and r_lo < r_hi
+                and _holds_special(bits, xa + r_lo * row_length, xa + r_hi * row_length,
+                                   special_mask, special_inf)):  # fmt: skip
+            _max_pool_tasks(x, y, no_indices, False, shape, geo, taps, order, inf_bits, fill,
+                            act_code, act_constants, row_blocks, task, task + 1)  # fmt: skip
+            continue
+        for o in range(o_lo, o_hi):
+            ya = (image * OH + o) * out_length
+            t_lo, t_hi = taps[0, 0, o], taps[1, 0, o]
+            if t_lo >= t_hi:  # no tap inside the input: every window is empty
+                for e in range(out_length):
+                    y[_u(ya + e)] = fill
+                continue
+            # 1. down the columns
+            ra = xa + (o * sh - ph + t_lo * dh) * row_length
+            for i in range(row_length):
+                columns[_u(i)] = x[_u(ra + i)]
+            for t in range(1, t_hi - t_lo):
+                ta = ra + t * dh * row_length
+                for i in range(row_length):
+                    a = columns[_u(i)]
+                    b = x[_u(ta + i)]
+                    columns[_u(i)] = b if greater(b, a, inf_bits) else a
+            # 2. along the row, C values at a time (all taps inside the row from lo to hi)
+            for w in range(OW):
+                j_lo, j_hi = (0, kw) if w >= lo and w < hi else (taps[0, 1, w], taps[1, 1, w])
+                wa = ya + w * C
+                if j_lo >= j_hi:
+                    for c in range(C):
+                        y[_u(wa + c)] = fill
+                    continue
+                ca = (w * sw - pw + j_lo * dw) * C
+                for c in range(C):
+                    y[_u(wa + c)] = columns[_u(ca + c)]
+                for j in range(1, j_hi - j_lo):
+                    ja = ca + j * dw * C
+                    for c in range(C):
+                        a = y[_u(wa + c)]
+                        b = columns[_u(ja + c)]
+                        y[_u(wa + c)] = b if greater(b, a, inf_bits) else a
+        if act_code >= 0:  # the activation, while the outputs are in cache
+            _activate_range(y, act_code, act_constants, (image * OH + o_lo) * out_length,
+                           (image * OH + o_hi) * out_length)  # fmt: skip
+
+
+@kernel(parallel=True)
+def max_pool_channels_last(
+    x, bits, y, shape, geo, taps, order, inf_bits, fill, special_mask, special_inf, act_code,
+    act_constants, threads,
+):  # fmt: skip
+    """Parallel channels-last MaxPool over two spatial axes, values only; see
+    _channels_last_tasks."""
+    planes = shape[0]
+    row_blocks = min(geo[OUT_SHAPE, 0], max(1, -(-4 * threads // max(planes, 1))))
+    tasks = planes * row_blocks
+    chunks = min(tasks, 4 * threads)
+    for chunk in prange(chunks):
+        _channels_last_tasks(
+            x, bits, y, shape, geo, taps, order, inf_bits, fill, special_mask, special_inf,
+            act_code, act_constants, row_blocks, chunk * tasks // chunks,
+            (chunk + 1) * tasks // chunks,
+        )  # fmt: skip
+
+
+@kernel()
+def max_pool_channels_last_serial(
+    x, bits, y, shape, geo, taps, order, inf_bits, fill, special_mask, special_inf, act_code,
+    act_constants, threads,
+):  # fmt: skip
+    """max_pool_channels_last on the calling thread (``threads`` is ignored)."""
+    _channels_last_tasks(
+        x, bits, y, shape, geo, taps, order, inf_bits, fill, special_mask, special_inf,
+        act_code, act_constants, 1, 0, shape[0],
     )  # fmt: skip
 
 

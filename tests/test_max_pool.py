@@ -12,9 +12,9 @@ from reference import ref_max_pool
 import fastpool
 
 # Which kernel a case exercises: (layout, spatial shape). NCHW with 1 or 2 spatial axes runs
-# the planar kernel, NCHW with 3 the volume kernel for values (the N-D kernel with Indices,
-# and for the tasks whose input holds a NaN or -0.0), other NCHW ranks the N-D kernel, NHWC
-# the channels-last kernel.
+# the planar kernel; for values, NCHW with 3 the volume kernel and NHWC with 2 the
+# channels-last kernel (both send the tasks whose input holds a NaN or -0.0 to the N-D
+# kernel); everything else (Indices there, other ranks) the N-D kernel.
 PATHS = {
     "2d-nchw": ("NCHW", (6, 7)),
     "1d-nchw": ("NCHW", (9,)),
@@ -252,3 +252,30 @@ def test_volumes(case, dtype, entry):
                 x_special[0, -1].flat[rng.integers(x[0, -1].size)] = 0.0
                 expected = ref_max_pool(x_special, **attrs)[0]
                 assert_identical(fastpool.max_pool(x_special, **attrs), expected)
+
+
+@pytest.mark.parametrize(
+    "dtype", [np.float32, np.float16, np.uint8, np.int8], ids=["f32", "f16", "u8", "i8"]
+)
+@pytest.mark.parametrize("case", FLAT_STRETCH_CASES)
+def test_channels_last(case, dtype, entry):
+    """The channels-last kernel (values, two spatial axes): one to many channels, images
+    split between tasks, a NaN or a -0.0 in one image only (its tasks go to the exact N-D
+    kernel), and a fused activation, against the reference."""
+    rng = np.random.default_rng(zlib.crc32(case.encode()))
+    attrs = FLAT_STRETCH_CASES[case]
+    for shape in [(2, 7, 6, 1), (1, 13, 13, 3), (3, 9, 14, 17), (1, 20, 21, 64)]:
+        x = rng.standard_normal(shape) * 8
+        x = (x + 128 if dtype == np.uint8 else x).clip(-128, 255).astype(dtype)
+        expected = ref_max_pool(x, layout="NHWC", **attrs)[0]
+        assert_identical(fastpool.max_pool(x, layout="NHWC", **attrs), expected)
+        if np.dtype(dtype).kind == "f":
+            expected = np.maximum(expected, 0)
+            relu = fastpool.max_pool(x, layout="NHWC", activation="Relu", **attrs)
+            assert_identical(relu, expected)
+            for special in (np.nan, -0.0):
+                x_special = x.copy()
+                x_special[-1].flat[rng.integers(x[-1].size)] = special
+                x_special[-1].flat[rng.integers(x[-1].size)] = 0.0
+                expected = ref_max_pool(x_special, layout="NHWC", **attrs)[0]
+                assert_identical(fastpool.max_pool(x_special, layout="NHWC", **attrs), expected)
