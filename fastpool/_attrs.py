@@ -32,7 +32,8 @@ ROW_MAJOR, COLUMN_MAJOR = 8, 9
 # column maxima, the columns a row holds, whether the one column past them is folded into
 # the last, whether blocks of rows are pooled flat (stride 1, outputs of the input's size),
 # when planes may be pooled several at a time, the values one plane takes (else 0), and
-# whether the row pass of other planes reads rows of ``pitch`` column maxima.
+# whether the row pass of other planes reads rows of ``pitch`` column maxima (1; 2: with
+# Indices only).
 (P_H, P_W, P_OH, P_OW, P_KH, P_KW, P_SH, P_SW, P_DH, P_DW, P_PH, P_PW, P_COLUMN_MAJOR,
  P_ROW_LENGTH, P_LO_W, P_HI_W, P_PITCH, P_HELD, P_FOLD, P_FLAT_ROWS,
  P_GROUP_VALUES, P_PITCH_ROWS) = range(22)  # fmt: skip
@@ -300,7 +301,7 @@ def _planar_tables(geo: np.ndarray, taps: np.ndarray) -> tuple:
     # last window reads. Several planes at a time when that layout fits, at stride 1 with
     # outputs of the input's size or on rows short enough that the gain was measured;
     # other planes in blocks of rows when rows are that short too (longer rows vectorise
-    # as they are: measured slower through the flat row pass).
+    # as they are: measured slower through the flat row pass), or with Indices.
     pitch = sw * ow
     reach = min(w, (ow - 1) * sw - pw + (kw - 1) * dw + 1)  # the columns windows read
     fold = reach == pitch + 1 and sw == 2 and kw == 3 and dw == 1 and pw == 0
@@ -311,7 +312,7 @@ def _planar_tables(geo: np.ndarray, taps: np.ndarray) -> tuple:
     group_values = plane_values if fits and ((flat_rows and oh == h) or w <= 32) else 0
     dims = [h, w, oh, ow, kh, kw, sh, sw, dh, dw, ph, pw, 0, row_length, lo_w, hi_w,
             pitch, min(w, pitch), int(fold), int(flat_rows), group_values,
-            int(pitch_rows and not flat_rows and w <= 64)]  # fmt: skip
+            int(pitch_rows and not flat_rows) * (1 if w <= 64 else 2)]  # fmt: skip
     row_major = np.array(dims, dtype=np.int64)
     dims[P_COLUMN_MAJOR] = 1
     return row_major, np.array(dims, dtype=np.int64), np.ascontiguousarray(taps)

@@ -430,25 +430,76 @@ def _holds_special(bits, lo, hi, special_mask, special_inf):
     return largest > special_inf or smallest == ~special_mask
 
 
+@kernel(inline="always")
+def _column_argmax(x, ra, step, n_rows, columns, positions, ca, n, at, sortable_fill):
+    """_column_max, also writing the position of each column maximum into positions[ca + i]:
+    at + t * step + i for the first row t holding it (int32; -1 when there is no row)."""
+    if n_rows <= 0:
+        for i in range(n):
+            columns[_u(ca + i)] = sortable_fill
+            positions[_u(ca + i)] = -1
+        return
+    if n_rows == 2 or n_rows == 3:  # (one pass, the rows written out)
+        at0, at1, at2 = np.int32(at), np.int32(at + step), np.int32(at + 2 * step)
+        for i in range(n):
+            i32 = np.int32(i)
+            a, a_at = to_sortable(x[_u(ra + i)]), at0 + i32
+            b = to_sortable(x[_u(ra + step + i)])
+            a, a_at = (b, at1 + i32) if b > a else (a, a_at)
+            if n_rows == 3:
+                b = to_sortable(x[_u(ra + 2 * step + i)])
+                a, a_at = (b, at2 + i32) if b > a else (a, a_at)
+            columns[_u(ca + i)] = a
+            positions[_u(ca + i)] = a_at
+        return
+    for i in range(n):
+        columns[_u(ca + i)] = to_sortable(x[_u(ra + i)])
+        positions[_u(ca + i)] = np.int32(at + i)
+    for t in range(1, n_rows):
+        for i in range(n):
+            a, a_at = columns[_u(ca + i)], positions[_u(ca + i)]
+            b = to_sortable(x[_u(ra + t * step + i)])
+            take = b > a
+            columns[_u(ca + i)] = b if take else a
+            positions[_u(ca + i)] = np.int32(at + t * step + i) if take else a_at
+
+
 @kernel()
-def _pitch_columns(x, taps, dims, u_from, u_to, columns, guard, lanes, sortable_fill):
+def _pitch_columns(
+    x, taps, dims, u_from, u_to, columns, guard, lanes, sortable_fill, want, positions
+):  # fmt: skip
     """The pass down the columns for a row pass over rows of ``pitch`` column maxima:
     output rows u_from..u_to-1 (row u = p * OH + oh: row oh of plane p) into
     columns[guard + (u - u_from) * pitch + c], ``lanes`` columns (a multiple of 16, at
-    least those held) at a time. Compiled on its own: inside the planar kernel the same
-    loops ran twice as slowly."""
+    least those held) at a time. With ``want``, also the position of each column maximum
+    (the first, down the column) into ``positions``, counted from the first plane's start
+    (int32; -1: no row). Compiled on its own: inside the planar kernel the same loops ran
+    twice as slowly."""
     H, W, OH = dims[P_H], dims[P_W], dims[P_OH]
     sh, dh, ph = dims[P_SH], dims[P_DH], dims[P_PH]
     pitch, held, fold = dims[P_PITCH], dims[P_HELD], dims[P_FOLD] != 0
     step = dh * W
     p = u_from // OH
     oh = u_from - p * OH
+    p_first = p
     for u in range(u_from, u_to):
         ca = guard + (u - u_from) * pitch
         t_lo, t_hi = taps[0, 0, oh], taps[1, 0, oh]
         ra = p * H * W + (oh * sh - ph + t_lo * dh) * W
         n_rows = t_hi - t_lo
-        if ra + (n_rows - 1) * step + lanes <= x.shape[0]:
+        if want:
+            n = lanes if ra + (n_rows - 1) * step + lanes <= x.shape[0] else held
+            _column_argmax(x, ra, step, n_rows, columns, positions, ca, n,
+                           ra - p_first * H * W, sortable_fill)  # fmt: skip
+            if fold:  # column `pitch` into the one before it, the first maximum winning
+                a, at = columns[ca + pitch - 1], positions[ca + pitch - 1]
+                for t in range(n_rows):
+                    b = to_sortable(x[ra + t * step + pitch])
+                    b_at = np.int32(ra - p_first * H * W + t * step + pitch)
+                    take = b > a or (b == a and b_at < at)
+                    a, at = (b, b_at) if take else (a, at)
+                columns[ca + pitch - 1], positions[ca + pitch - 1] = a, at
+        elif ra + (n_rows - 1) * step + lanes <= x.shape[0]:
             # whole vectors: the columns past the row are overwritten by the next
             # row, or never read unmasked (a loop length LLVM does not know: a known
             # one is unrolled to scalars, as it cannot prove x and columns apart)
@@ -534,6 +585,58 @@ def _flat_rows(columns, column_of, y, y_at, n, guard, held, sw, kw, dw, pw, sort
             y[_u(y_at + e)] = from_sortable(y[_u(y_at + e)])
 
 
+@kernel(inline="always")
+def _flat_rows_argmax(
+    columns, positions, column_of, y, indices, y_at, n, guard, held, sw, kw, dw, pw,
+    sortable_fill, base,
+):  # fmt: skip
+    """_flat_rows with Indices: over the taps of e inside its row, the largest column
+    maximum, and of equal ones the first in row-major order (the smallest position);
+    indices[y_at + e] = base + that position (-1: none)."""
+    start = guard - pw
+    no_at = np.int32(-1)
+    if dw == 1 and sw == 2 and (kw == 2 or kw == 3):
+        # (one pass, the taps written out: accumulating in y and indices tap by tap, with
+        # the tap's offset a run-time value, was 5x slower)
+        lo0, lo1, lo2 = np.int32(pw), np.int32(pw - 1), np.int32(pw - 2)
+        hi0, hi1, hi2 = np.int32(held + pw), np.int32(held + pw - 1), np.int32(held + pw - 2)
+        for e in range(n):
+            c = column_of[_u(e)]
+            a, a_at = columns[_u(start + 2 * e)], positions[_u(start + 2 * e)]
+            inside = (c >= lo0) & (c < hi0) & (a_at >= 0)
+            a, a_at = (a, a_at) if inside else (sortable_fill, no_at)
+            b, b_at = columns[_u(start + 2 * e + 1)], positions[_u(start + 2 * e + 1)]
+            inside = (c >= lo1) & (c < hi1) & (b_at >= 0)
+            take = inside & ((a_at < 0) | (b > a) | ((b == a) & (b_at < a_at)))
+            a, a_at = (b, b_at) if take else (a, a_at)
+            if kw == 3:
+                b, b_at = columns[_u(start + 2 * e + 2)], positions[_u(start + 2 * e + 2)]
+                inside = (c >= lo2) & (c < hi2) & (b_at >= 0)
+                take = inside & ((a_at < 0) | (b > a) | ((b == a) & (b_at < a_at)))
+                a, a_at = (b, b_at) if take else (a, a_at)
+            y[_u(y_at + e)] = from_sortable(a)
+            indices[_u(y_at + e)] = base + a_at if a_at >= 0 else -1
+        return
+    for e in range(n):
+        y[_u(y_at + e)] = sortable_fill
+        indices[_u(y_at + e)] = -1
+    for j in range(kw):
+        lo, hi = np.int32(pw - j * dw), np.int32(held + pw - j * dw)
+        for e in range(n):
+            c = column_of[_u(e)]
+            a, a_at = y[_u(y_at + e)], indices[_u(y_at + e)]
+            b = columns[_u(start + sw * e + j * dw)]
+            b_at = positions[_u(start + sw * e + j * dw)]
+            take = (c >= lo and c < hi and b_at >= 0
+                    and (a_at < 0 or b > a or (b == a and b_at < a_at)))  # fmt: skip
+            y[_u(y_at + e)] = b if take else a
+            indices[_u(y_at + e)] = b_at if take else a_at
+    for e in range(n):
+        y[_u(y_at + e)] = from_sortable(y[_u(y_at + e)])
+        at = indices[_u(y_at + e)]
+        indices[_u(y_at + e)] = base + at if at >= 0 else -1
+
+
 @kernel()
 def _flat_tables(dims, row_blocks, tasks, want):
     """(group_planes, block_rows, row_of, column_of) of the planar kernel's flat stretches
@@ -547,13 +650,14 @@ def _flat_tables(dims, row_blocks, tasks, want):
     flat_rows = dims[P_FLAT_ROWS] != 0
     block_rows = max(1, min(OH, COLUMN_BLOCK // max(W, 1))) if flat_rows else 0
     n_columns, n_rows_of = block_rows * W, 0
-    if dims[P_PITCH_ROWS] != 0 and not want:
+    # (with Indices: row-major ones only)
+    indices_too = dims[P_COLUMN_MAJOR] == 0
+    pitch_rows = dims[P_PITCH_ROWS]
+    if (pitch_rows == 1 and not want) or (pitch_rows != 0 and want and indices_too):
         block_rows = max(1, min(OH, COLUMN_BLOCK // dims[P_PITCH]))
         n_columns = block_rows * OW
     group_planes = 0
     flat_columns = flat_rows and OH == H
-    # (with Indices: stride 1 with outputs of the input's size, row-major indices)
-    indices_too = flat_columns and dims[P_COLUMN_MAJOR] == 0
     if dims[P_GROUP_VALUES] > 0 and row_blocks == 1 and (not want or indices_too):
         group_planes = max(1, min(COLUMN_BLOCK // dims[P_GROUP_VALUES], tasks))
         n_columns = max(n_columns, group_planes * OH * OW)
@@ -625,6 +729,7 @@ def _planar_tasks(
     pitch_rows = dims[P_PITCH_ROWS] != 0 and block_rows > 0
     columns = np.empty(max(block_rows * max(W, pitch), group_planes * plane_values) + 2 * guard
                        + lanes, dtype=x.dtype)  # fmt: skip
+    positions = np.empty(columns.shape[0] if want else 0, dtype=np.int32)
     evens = np.empty(max(group_planes * OH, block_rows) * OW + 1 if sw == 2 else 0,
                      dtype=x.dtype)  # fmt: skip
     group_at = np.empty(group_planes * H * W if want else 0, dtype=np.int64)
@@ -645,7 +750,7 @@ def _planar_tasks(
             # NaN or -0.0 anywhere: plane by plane, below
             special = special_mask != 0 and _holds_special(bits, ga, ga + n, special_mask,
                                                            special_inf)  # fmt: skip
-            if not special and want:
+            if not special and want and flat_columns:
                 # With Indices (stride 1, outputs of the input's size, row-major): 1. along
                 # the rows, tap by tap: each value's window maximum (sortable, in columns)
                 # and the group-relative index of its first maximum (group_at; -1: none)
@@ -684,7 +789,7 @@ def _planar_tasks(
             elif not special and not flat_columns:
                 # 1. down the columns, output row by output row
                 _pitch_columns(x, taps, dims, task * OH, g_to * OH, columns, guard, lanes,
-                               sortable_fill)  # fmt: skip
+                               sortable_fill, want, positions)  # fmt: skip
             elif not special:
                 # 1. down the columns, into columns[guard + i]; tap t of element i reads
                 # x[ga + i + (t * dh - ph) * W]. Where that lies outside x (only at its
@@ -729,6 +834,10 @@ def _planar_tasks(
                 ya, n_out = task * OH * OW, (g_to - task) * OH * OW
                 _flat_rows(columns, column_of, y, ya, n_out, guard, held, sw, kw, dw, pw,
                            sortable_fill, evens)  # fmt: skip
+            elif not special and not flat_columns:
+                ya, n_out = task * OH * OW, (g_to - task) * OH * OW
+                _flat_rows_argmax(columns, positions, column_of, y, indices, ya, n_out, guard,
+                                  held, sw, kw, dw, pw, sortable_fill, ga)  # fmt: skip
             if not special:
                 n_out = (g_to - task) * OH * OW
                 if act_code >= 0:
@@ -767,16 +876,22 @@ def _planar_tasks(
                     if want:
                         indices[(plane * OH + oh) * OW + ow] = xa + best_at if best_at >= 0 else -1
 
-        elif not want and pitch_rows:
+        elif pitch_rows:
             # Other geometries where the row pass reads rows of pitch column maxima: blocks
-            # of output rows, down the columns row by row, along the rows flat
+            # of output rows, down the columns row by row, along the rows flat (with
+            # Indices: the first maximum of each column, then of the window's columns)
             for b_lo in range(oh_lo, oh_hi, block_rows):
                 b_hi = min(b_lo + block_rows, oh_hi)
                 u_from = plane * OH + b_lo
                 _pitch_columns(x, taps, dims, u_from, u_from + b_hi - b_lo, columns, guard,
-                               lanes, sortable_fill)  # fmt: skip
-                _flat_rows(columns, column_of, y, u_from * OW, (b_hi - b_lo) * OW, guard, held,
-                           sw, kw, dw, pw, sortable_fill, evens)  # fmt: skip
+                               lanes, sortable_fill, want, positions)  # fmt: skip
+                if want:
+                    _flat_rows_argmax(columns, positions, column_of, y, indices, u_from * OW,
+                                      (b_hi - b_lo) * OW, guard, held, sw, kw, dw, pw,
+                                      sortable_fill, xa)  # fmt: skip
+                else:
+                    _flat_rows(columns, column_of, y, u_from * OW, (b_hi - b_lo) * OW, guard,
+                               held, sw, kw, dw, pw, sortable_fill, evens)  # fmt: skip
 
         elif not want and flat_rows:
             # Stride 1 along both axes and rows as long as the input's: a block of output
