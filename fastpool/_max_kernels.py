@@ -701,11 +701,13 @@ def _planar_tasks(
     - otherwise row by row, through a row buffer padded with ``fill`` (never larger than a
       real value, so padding never wins).
 
-    Indices are pooled along the rows first, so that the first maximum in row-major window
-    order wins; small planes at stride 1 with outputs of the input's size (row-major
-    indices) take the flat stretches too, tap by tap. All compare the sortable form of the
-    values (a plain ``>``; 16-bit floats get it with two bit operations instead of the
-    exact key of every comparison).
+    Row-major Indices take the flat stretches too: on rows of pitch column maxima with the
+    position of each (the first down its column), the row pass keeping the largest and, of
+    equal ones, the smallest position; at stride 1 with outputs of the input's size along
+    the rows first, tap by tap. Otherwise (column-major) they are pooled along the rows
+    first, so that the first maximum in row-major window order wins. All compare the
+    sortable form of the values (a plain ``>``; 16-bit floats get it with two bit
+    operations instead of the exact key of every comparison).
     """
     H, W, OH, OW = dims[P_H], dims[P_W], dims[P_OH], dims[P_OW]
     kh, kw, sh, sw = dims[P_KH], dims[P_KW], dims[P_SH], dims[P_SW]
