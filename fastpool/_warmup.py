@@ -77,7 +77,7 @@ def warmup(progress: bool = True, file: TextIO | None = None) -> int:
                     volume = x.reshape(*x.shape[:2], 2, -1, x.shape[-1])
                     _api.max_pool(volume, [2, 2, 2], strides=[2, 2, 2], activation=activation)
                 else:  # channels last without Indices: the channels-last kernel
-                    _api.max_pool(x, [3, 3], strides=[2, 2], layout=layout,
+                    _api.max_pool(x, [3, 3], strides=[2, 2], pads=[1, 1, 1, 1], layout=layout,
                                   activation=activation)  # fmt: skip
             else:
                 getattr(_api, function)(x, layout=layout)
