@@ -30,6 +30,8 @@ def _data(shape, dtype, seed=0):
 
 
 class MaxPool:
+    # the first call of a kernel in a new environment compiles it (up to a minute or two)
+    timeout = 600
     params = (list(CASES), ["fastpool", "onnxruntime", "torch"], ["float32", "uint8"],
               ["NCHW", "NHWC"], [False, True])  # fmt: skip
     param_names = ["case", "peer", "dtype", "layout", "indices"]
@@ -58,6 +60,7 @@ class MaxPool:
 class MaxPoolMemory:
     """Peak memory of a call: the input, the outputs and small scratch, no padded copy."""
 
+    timeout = 600
     params = ([False, True],)
     param_names = ["indices"]
 
@@ -70,6 +73,7 @@ class MaxPoolMemory:
 
 
 class GlobalPool:
+    timeout = 600
     params = (["max", "lp"], ["fastpool", "numpy", "onnxruntime"], ["NCHW", "NHWC"])
     param_names = ["op", "peer", "layout"]
 

@@ -525,8 +525,10 @@ def global_max_pool(
         flat_x, flat_y = data.reshape(-1), y.view(data.dtype).reshape(-1)
         serial = flat_x.size < _SERIAL_BELOW
         if layout == "NCHW":
+            bits, y_bits = flat_x.view(storage.bits_dtype), flat_y.view(storage.bits_dtype)
             _launch(_max_kernels.global_max_nchw_serial, _max_kernels.global_max_nchw, serial,
-                    flat_x, flat_y, storage.inf_bits, storage.fill)  # fmt: skip
+                    flat_x, bits, flat_y, y_bits, storage.special_mask, storage.special_inf,
+                    storage.inf_bits, storage.fill)  # fmt: skip
         else:
             _launch(_max_kernels.global_max_nhwc_serial, _max_kernels.global_max_nhwc, serial,
                     flat_x, flat_y, shape_out[1], storage.inf_bits, storage.fill)  # fmt: skip

@@ -76,10 +76,9 @@ from fastpool._config import kernel
 from fastpool._ordering import (
     from_sortable,
     greater,
-    is_nan,
     may_be_nan,
-    order_key,
     replaces,
+    same_type,
     to_sortable,
 )
 
@@ -1355,40 +1354,16 @@ def max_pool_channels_last_serial(
 
 # ---- GlobalMaxPool ----------------------------------------------------------------------
 
-# A plane is reduced in LANES interleaved lanes, which vectorises.
-LANES = 64
+# A plane is reduced in whole blocks of KEY_BLOCK elements, the last one masked past the
+# plane's end: loop lengths that are multiples of the vector width times LLVM's interleave,
+# so the vectorised loops leave no scalar remainder (which would be all of a 7x7 plane).
+KEY_BLOCK = 64
 
 
 @kernel()
-def _plane_max(values, at, size, inf_bits, fill, lane_best):
-    """The maximum of values[at:at + size], first maximum and first NaN winning.
-
-    Without NaN, LANES interleaved lanes keep their maxima (vectorised) and the best lane
-    wins; equal keys have equal bits except -0.0/+0.0 and 16-bit NaNs, so a plane whose
-    maximum is a zero or a NaN (or that holds a float NaN) is scanned exactly, in order.
-    """
-    if size == 0:
-        return fill
-    has_nan = False
-    for i in range(size):
-        has_nan |= may_be_nan(values[_u(at + i)], inf_bits)
-    if not has_nan:
-        for k in range(min(size, LANES)):
-            lane_best[k] = values[_u(at + k)]
-        for block_start in range(LANES, size - LANES + 1, LANES):
-            for k in range(LANES):
-                value = values[_u(at + block_start + k)]
-                best = lane_best[_u(k)]
-                lane_best[_u(k)] = value if greater(value, best, inf_bits) else best
-        tail = max(LANES, size - size % LANES)
-        for i in range(tail, size):
-            if greater(values[at + i], lane_best[i - tail], inf_bits):
-                lane_best[i - tail] = values[at + i]
-        best = lane_best[0]
-        for k in range(1, min(size, LANES)):
-            best = lane_best[k] if greater(lane_best[k], best, inf_bits) else best
-        if order_key(best, inf_bits) != 0 and not is_nan(best, inf_bits):
-            return best
+def _plane_max_exact(values, at, size, inf_bits):
+    """The maximum of values[at:at + size] (size >= 1), in scan order: the first maximum
+    and the first NaN win."""
     best = values[at]
     for i in range(1, size):
         if replaces(values[at + i], best, inf_bits):
@@ -1397,30 +1372,76 @@ def _plane_max(values, at, size, inf_bits, fill, lane_best):
 
 
 @kernel()
-def _global_max_planes(x, y, inf_bits, fill, first, last):
-    """Planes first..last-1 of x (planes * P,) flat -> y (planes,)."""
+def _global_max_planes(x, bits, y, y_bits, special_mask, special_inf, inf_bits, fill, first,
+                       last):  # fmt: skip
+    """Planes first..last-1 of x (planes * P,) flat -> y (planes,); ``bits`` and ``y_bits``
+    are the same arrays seen as signed integers of their width (see ``Storage``).
+
+    A plane is reduced as integer keys, a float's bits with the magnitude bits flipped
+    when it is negative (ordered like the numbers, -0.0 below +0.0): an integer max
+    reduction, which LLVM vectorises, unlike a float one. The largest magnitude, taken in
+    the same pass, tells whether a NaN is there. A plane with a NaN, or whose maximum is a
+    zero (-0.0 and +0.0 tie, the first wins), is scanned again exactly, in order.
+    """
     planes = y.shape[0]
     size = x.shape[0] // planes if planes > 0 else 0
-    lane_best = np.empty(LANES, dtype=x.dtype)
+    whole = size - size % KEY_BLOCK
+    zero = same_type(0, special_mask)
     for plane in range(first, last):
-        y[plane] = _plane_max(x, plane * size, size, inf_bits, fill, lane_best)
+        if size == 0:
+            y[plane] = fill
+            continue
+        at = plane * size
+        b = bits[at]
+        best = same_type(b ^ (special_mask if b < 0 else zero), special_mask)
+        largest = zero
+        for i in range(whole):
+            b = bits[_u(at + i)]
+            key = same_type(b ^ (special_mask if b < 0 else zero), special_mask)
+            magnitude = same_type(b & special_mask, special_mask)
+            best = key if key > best else best
+            largest = magnitude if magnitude > largest else largest
+        if whole < size and at + whole + KEY_BLOCK <= bits.shape[0]:
+            # the rest as one whole block, the elements past the plane masked
+            first_key = best
+            for i in range(KEY_BLOCK):
+                b = bits[_u(at + whole + i)]
+                inside = i < size - whole
+                key = same_type(b ^ (special_mask if b < 0 else zero), special_mask)
+                key = key if inside else first_key
+                magnitude = same_type(b & special_mask, special_mask) if inside else zero
+                best = key if key > best else best
+                largest = magnitude if magnitude > largest else largest
+        else:  # (at the end of the input)
+            for i in range(whole, size):
+                b = bits[at + i]
+                key = same_type(b ^ (special_mask if b < 0 else zero), special_mask)
+                magnitude = same_type(b & special_mask, special_mask)
+                best = key if key > best else best
+                largest = magnitude if magnitude > largest else largest
+        found = same_type(best ^ (special_mask if best < 0 else zero), special_mask)
+        if largest > special_inf or (special_mask != 0 and (found & special_mask) == 0):
+            y[plane] = _plane_max_exact(x, at, size, inf_bits)
+        else:
+            y_bits[plane] = found
 
 
 @kernel(parallel=True)
-def global_max_nchw(x, y, inf_bits, fill, threads):
+def global_max_nchw(x, bits, y, y_bits, special_mask, special_inf, inf_bits, fill, threads):
     """GlobalMaxPool, channels first, in parallel over chunks of planes."""
     planes = y.shape[0]
     chunks = min(planes, 4 * threads)
     for chunk in prange(chunks):
-        _global_max_planes(
-            x, y, inf_bits, fill, chunk * planes // chunks, (chunk + 1) * planes // chunks
-        )
+        _global_max_planes(x, bits, y, y_bits, special_mask, special_inf, inf_bits, fill,
+                           chunk * planes // chunks, (chunk + 1) * planes // chunks)  # fmt: skip
 
 
 @kernel()
-def global_max_nchw_serial(x, y, inf_bits, fill, threads):
+def global_max_nchw_serial(x, bits, y, y_bits, special_mask, special_inf, inf_bits, fill,
+                           threads):  # fmt: skip
     """global_max_nchw on the calling thread, for small inputs."""
-    _global_max_planes(x, y, inf_bits, fill, 0, y.shape[0])
+    _global_max_planes(x, bits, y, y_bits, special_mask, special_inf, inf_bits, fill, 0,
+                       y.shape[0])  # fmt: skip
 
 
 @kernel()

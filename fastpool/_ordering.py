@@ -52,6 +52,12 @@ def from_sortable(value):
     raise NotImplementedError
 
 
+def same_type(value, like):
+    """``value`` cast to the type of ``like`` (Python stub; the kernels use the overload).
+    numba widens small integers to 64 bits in arithmetic; casting back keeps vectors wide."""
+    raise NotImplementedError
+
+
 def to_float(value, lut):
     """An element as a float (Python stub; the kernels use the overload)."""
     raise NotImplementedError
@@ -104,6 +110,12 @@ def _from_sortable(value):
     if _is_bits16(value):
         return lambda value: value ^ (0x8000 | (0x7FFF * (1 - (value >> 15))))
     return lambda value: value
+
+
+@overload(same_type, inline="always")
+def _same_type(value, like):
+    target = like  # a numba type, callable as a cast in compiled code
+    return lambda value, like: target(value)
 
 
 @overload(to_float, inline="always")

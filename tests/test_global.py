@@ -35,6 +35,55 @@ def test_global_max_pool_empty_batch_and_channels(layout, entry):
         assert_identical(y, ref_global_max_pool(x, layout))
 
 
+def planes_of_every_kind(dtype, size, planes=24, seed=0):
+    """(1, planes, size) planes, each of one kind: wide-range values (negative ones only in
+    some), a maximum that is -0.0 or +0.0 in either order, one NaN (of either sign), +-inf,
+    subnormals. The fast path of the channels-first kernel reduces integer keys and must
+    fall back to the exact scan exactly where the keys cannot tell the first maximum."""
+    rng = np.random.default_rng(seed)
+    dtype = np.dtype(dtype)
+    x = np.empty((1, planes, size), dtype=dtype)
+    for p in range(planes):
+        kind = p % 8
+        if dtype.kind in "iu":
+            info = np.iinfo(dtype)
+            high = max(info.min + 1, 0) if kind == 1 else int(info.max) + 1
+            x[0, p] = rng.integers(info.min, high, size=size)
+            continue
+        plane = rng.standard_normal(size) * 10.0 ** rng.integers(-3, 4)
+        if kind == 1:
+            plane = -np.abs(plane) - 1
+        elif kind == 2:
+            plane = -np.abs(plane) - 1
+            plane[rng.integers(size)] = -0.0
+            plane[rng.integers(size)] = 0.0
+        elif kind == 3:
+            plane = rng.choice(np.array([-0.0, 0.0, -1.0]), size=size)
+        elif kind == 4:
+            plane[rng.integers(size)] = np.nan if rng.random() < 0.5 else -np.nan
+        elif kind == 5:
+            plane[rng.integers(size)] = np.inf
+            plane[rng.integers(size)] = -np.inf
+        elif kind == 6:
+            plane = np.full(size, -np.inf)
+        elif kind == 7:
+            plane = rng.standard_normal(size) * float(np.finfo(np.float32).smallest_subnormal)
+        x[0, p] = plane.astype(np.float32).astype(dtype) if dtype.itemsize < 8 else plane
+    return x
+
+
+@pytest.mark.parametrize("size", [1, 7, 49, 63, 64, 65, 130, 196])
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=DTYPE_IDS)
+def test_global_max_pool_plane_kinds(size, dtype, entry):
+    for seed in range(2):
+        x = planes_of_every_kind(dtype, size, seed=seed)
+        assert_identical(fastpool.global_max_pool(x), ref_global_max_pool(x))
+        assert_identical(
+            fastpool.global_max_pool(np.moveaxis(x, 1, -1).copy(), layout="NHWC"),
+            ref_global_max_pool(np.moveaxis(x, 1, -1), "NHWC"),
+        )
+
+
 def tolerance(dtype):
     # The result is rounded once to the dtype; the reference rounds once too, but the two
     # may straddle a rounding boundary: allow one unit in the last place.

@@ -35,17 +35,22 @@ def test_import_compiles_nothing():
 
 
 def test_kernels_are_cached_on_disk():
+    """Every kernel entry a call ran has its index file in numba's cache directory."""
     out = run_python(
         """
-        import numpy as np
+        import numba, numpy as np
         import fastpool
         from fastpool import _max_kernels
         fastpool.max_pool(np.zeros((1, 1, 4, 4), np.float32), [2, 2])
-        print(_max_kernels.max_pool_serial.stats.cache_path)
+        ran = [name for name, f in vars(_max_kernels).items()
+               if isinstance(f, numba.core.registry.CPUDispatcher) and f.signatures]
+        print(_max_kernels.max_pool_serial.stats.cache_path, *ran)
         """
     )
-    cache_dir = pathlib.Path(out.strip())
-    assert list(cache_dir.glob("_max_kernels.max_pool_serial*.nbi"))
+    cache_path, *ran = out.split()
+    assert ran
+    for name in ran:
+        assert list(pathlib.Path(cache_path).glob(f"_max_kernels.{name}-*.nbi")), name
 
 
 def test_warmup_reaches_every_kernel_entry():
