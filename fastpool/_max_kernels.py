@@ -1371,6 +1371,14 @@ def _plane_max_exact(values, at, size, inf_bits):
     return best
 
 
+@kernel(inline="always")
+def _bits_key(b, special_mask, zero):
+    """A float's bits (signed) with the magnitude bits flipped when negative: integers ordered
+    like the numbers (-0.0 below +0.0), in b's type. Integers (special_mask 0) are their own
+    key."""
+    return same_type(b ^ (special_mask if b < 0 else zero), special_mask)
+
+
 @kernel()
 def _global_max_planes(x, bits, y, y_bits, special_mask, special_inf, inf_bits, fill, first,
                        last):  # fmt: skip
@@ -1392,34 +1400,28 @@ def _global_max_planes(x, bits, y, y_bits, special_mask, special_inf, inf_bits, 
             y[plane] = fill
             continue
         at = plane * size
-        b = bits[at]
-        best = same_type(b ^ (special_mask if b < 0 else zero), special_mask)
+        # the plane in whole blocks, the last one masked past its end; at the end of the
+        # input, where that block would run off it, the plain loop goes to the plane's end
+        masked = whole < size and at + whole + KEY_BLOCK <= bits.shape[0]
+        plain_end = whole if masked else size
+        best = _bits_key(bits[at], special_mask, zero)
         largest = zero
-        for i in range(whole):
+        for i in range(plain_end):
             b = bits[_u(at + i)]
-            key = same_type(b ^ (special_mask if b < 0 else zero), special_mask)
+            key = _bits_key(b, special_mask, zero)
             magnitude = same_type(b & special_mask, special_mask)
             best = key if key > best else best
             largest = magnitude if magnitude > largest else largest
-        if whole < size and at + whole + KEY_BLOCK <= bits.shape[0]:
-            # the rest as one whole block, the elements past the plane masked
+        if masked:
             first_key = best
             for i in range(KEY_BLOCK):
                 b = bits[_u(at + whole + i)]
                 inside = i < size - whole
-                key = same_type(b ^ (special_mask if b < 0 else zero), special_mask)
-                key = key if inside else first_key
+                key = _bits_key(b, special_mask, zero) if inside else first_key
                 magnitude = same_type(b & special_mask, special_mask) if inside else zero
                 best = key if key > best else best
                 largest = magnitude if magnitude > largest else largest
-        else:  # (at the end of the input)
-            for i in range(whole, size):
-                b = bits[at + i]
-                key = same_type(b ^ (special_mask if b < 0 else zero), special_mask)
-                magnitude = same_type(b & special_mask, special_mask)
-                best = key if key > best else best
-                largest = magnitude if magnitude > largest else largest
-        found = same_type(best ^ (special_mask if best < 0 else zero), special_mask)
+        found = _bits_key(best, special_mask, zero)  # (the key is its own inverse)
         if largest > special_inf or (special_mask != 0 and (found & special_mask) == 0):
             y[plane] = _plane_max_exact(x, at, size, inf_bits)
         else:
