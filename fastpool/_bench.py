@@ -147,14 +147,22 @@ def _torch_call(case: Case, x: np.ndarray, indices: bool):
 
 def time_blocks(calls: dict, blocks: int = 5, block_seconds: float = 0.01) -> dict:
     """Median seconds per call of each callable, over alternating blocks, with the garbage
-    collector off and, between different callables, a pause."""
+    collector off and, between different callables, a pause.
+
+    After a pause, each block starts with untimed calls for 20 ms: a library's worker threads
+    are asleep by then, and waking them can take milliseconds on a virtual machine (with GNU
+    OpenMP, the first ten calls after 0.1 s idle took 1-14 ms more than ten steady calls here,
+    for kernels of 50-300 us). The figure is the steady cost of a call, as inside a network.
+    """
     numbers = {}
     for name, call in calls.items():
         call()
-        start = time.perf_counter()
-        call()
-        once = max(time.perf_counter() - start, 1e-7)
-        numbers[name] = max(1, int(block_seconds / once))
+        once = []
+        for _ in range(3):  # the fastest of three: one slow call must not shrink the block
+            start = time.perf_counter()
+            call()
+            once.append(time.perf_counter() - start)
+        numbers[name] = max(1, int(block_seconds / max(min(once), 1e-7)))
     results = {name: [] for name in calls}
     collecting = gc.isenabled()
     gc.disable()  # as timeit does: a collection inside a block is not the call's cost
@@ -163,6 +171,7 @@ def time_blocks(calls: dict, blocks: int = 5, block_seconds: float = 0.01) -> di
             for name, call in calls.items():
                 if len(calls) > 1:
                     time.sleep(0.1)  # let the previous library's worker threads go idle
+                    _warm(call, 0.02)  # wake this library's worker threads
                 start = time.perf_counter()
                 for _ in range(numbers[name]):
                     call()
@@ -171,6 +180,14 @@ def time_blocks(calls: dict, blocks: int = 5, block_seconds: float = 0.01) -> di
         if collecting:
             gc.enable()
     return {name: float(np.median(times)) for name, times in results.items()}
+
+
+def _warm(call, seconds: float) -> None:
+    """Call repeatedly, untimed, for at least ``seconds`` (at least once)."""
+    end = time.perf_counter() + seconds
+    call()
+    while time.perf_counter() < end:
+        call()
 
 
 def run(
