@@ -31,7 +31,7 @@ from fastpool._attrs import (
     resolve_geometry,
     split_shape,
 )
-from fastpool._dtypes import EMPTY_TABLE, float32_table, prepare
+from fastpool._dtypes import EMPTY_TABLE, float32_table, for_kernels, prepare
 
 IntList = Union[Sequence[int], np.ndarray]  # noqa: UP007 (a runtime alias)
 Layout = Literal["NCHW", "NHWC"]
@@ -185,7 +185,7 @@ def max_pool(
         else:
             second_pass = checked  # 16-bit floats: computed in float32 afterwards
     y, indices = (None, None) if out is None else _check_max_pool_out(out, plan, array)
-    result = _execute(plan, array, y, indices, fused)
+    result = _execute(plan, for_kernels(array), y, indices, fused)
     if second_pass is not None:
         _second_pass_activation(result[0] if plan.return_indices else result, *second_pass)
     return result

@@ -74,8 +74,32 @@ def prepare(x, op: str, floats_only: bool = False) -> tuple[np.ndarray, np.ndarr
         raise TypeError(f"{op} does not support dtype {array.dtype}; supported: {accepted}")
     # A copy only when the kernels cannot read the input as it is.
     array = np.asarray(array, dtype=dtype, order="C")
-    view = array.view(storage.kernel_dtype) if storage.kernel_dtype != dtype else array
+    view = for_kernels(array)
+    view = view.view(storage.kernel_dtype) if storage.kernel_dtype != dtype else view
     return array, view, storage
+
+
+class _WriteableAlias:
+    """Describes a read-only array's bytes as writeable (and keeps the array alive)."""
+
+    def __init__(self, array: np.ndarray):
+        self.array = array
+        self.__array_interface__ = {
+            "data": (array.__array_interface__["data"][0], False),
+            "shape": (array.nbytes,),
+            "typestr": "|u1",
+            "version": 3,
+        }
+
+
+def for_kernels(array: np.ndarray) -> np.ndarray:
+    """A C-contiguous array as the kernels take it: a read-only one is seen through a
+    writeable alias of its memory. numba compiles a separate copy of every kernel for
+    read-only arrays (minutes of compilation, for the same loops), and the kernels never
+    write their input."""
+    if array.flags.writeable or array.size == 0:
+        return array
+    return np.asarray(_WriteableAlias(array)).view(array.dtype).reshape(array.shape)
 
 
 @functools.cache

@@ -131,3 +131,50 @@ def test_attribute_forms_are_equivalent():
         actual = fastpool.max_pool(x, form.pop("kernel_shape"), return_indices=True, **form)
         for a, e in zip(actual, expected):
             assert_identical(a, e)
+
+
+def _compiled_signatures() -> int:
+    import numba
+
+    from fastpool import _activation, _lp_kernels, _max_kernels
+
+    return sum(
+        len(f.signatures)
+        for module in (_max_kernels, _lp_kernels, _activation)
+        for f in vars(module).values()
+        if isinstance(f, numba.core.registry.CPUDispatcher)
+    )
+
+
+READ_ONLY_CASES = {  # each reaches a different kernel family
+    "planar": ((2, 3, 6, 5), lambda x: fastpool.max_pool(x, [3, 3])),
+    "general": ((1, 2, 4, 4, 4), lambda x: fastpool.max_pool(x, [2, 2, 2], return_indices=True)),
+    "volume": ((1, 2, 4, 4, 4), lambda x: fastpool.max_pool(x, [2, 2, 2])),
+    "channels-last": ((2, 6, 5, 3), lambda x: fastpool.max_pool(x, [2, 2], layout="NHWC")),
+    "global-max-nchw": ((2, 3, 6, 5), lambda x: fastpool.global_max_pool(x)),
+    "global-max-nhwc": ((2, 6, 5, 3), lambda x: fastpool.global_max_pool(x, layout="NHWC")),
+    "global-lp": ((2, 3, 6, 5), lambda x: fastpool.global_lp_pool(x)),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", READ_ONLY_CASES)
+@pytest.mark.parametrize("dtype", [np.float32, np.uint8, np.float16], ids=lambda d: d.__name__)
+def test_read_only_inputs_run_the_same_compiled_kernels(case, dtype):
+    """A read-only input (a memory map, np.frombuffer of bytes) gives the same results with
+    the kernels already compiled for writeable ones: numba would otherwise compile (and
+    warmup would not have cached) a second copy of every kernel, and it stays read-only
+    and unchanged."""
+    shape, call = READ_ONLY_CASES[case]
+    if dtype == np.uint8 and case == "global-lp":
+        dtype = np.float64  # GlobalLpPool takes floats only
+    writeable = make_input(shape, dtype, seed=5)
+    expected = as_tuple(call(writeable))
+    compiled = _compiled_signatures()
+    read_only = np.frombuffer(writeable.tobytes(), dtype=writeable.dtype).reshape(shape)
+    assert not read_only.flags.writeable
+    actual = as_tuple(call(read_only))
+    assert _compiled_signatures() == compiled
+    for a, e in zip(actual, expected):
+        assert_identical(a, e)
+    assert not read_only.flags.writeable
+    assert_identical(read_only, writeable)
