@@ -5,10 +5,27 @@ import sys
 
 
 def _main(argv: list[str]) -> int:
-    if argv == ["warmup"]:
+    if argv[:1] == ["warmup"]:
+        import argparse
+        import os
+
         from fastpool._warmup import warmup
 
-        warmup()
+        parser = argparse.ArgumentParser(
+            prog="python -m fastpool warmup",
+            description="Compile every kernel ahead of time into numba's disk cache.",
+        )
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
+        parser.add_argument(
+            "--jobs",
+            type=int,
+            default=cores or os.cpu_count() or 1,
+            help="processes compiling at once (default: the usable cores)",
+        )
+        args = parser.parse_args(argv[1:])
+        if args.jobs < 1:
+            parser.error("--jobs must be at least 1")
+        warmup(jobs=args.jobs)
         return 0
     if argv[:1] == ["bench"]:
         from fastpool._bench import main
@@ -16,7 +33,8 @@ def _main(argv: list[str]) -> int:
         return main(argv[1:])
     if argv:
         print(
-            "usage: python -m fastpool [bench [--json] [--quick] [--dtype D] [--indices]]",
+            "usage: python -m fastpool [warmup [--jobs N] | bench [--json] [--quick] "
+            "[--dtype D] [--indices] [--layout L]]",
             file=sys.stderr,
         )
         return 2

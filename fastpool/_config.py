@@ -37,3 +37,8 @@ def kernel(**options):
 
 
 _warned = False
+
+
+def disk_cache_usable() -> bool:
+    """Whether the kernels were created with numba's on-disk cache."""
+    return not _warned

@@ -7,6 +7,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 
 def run_python(code: str) -> str:
     result = subprocess.run(
@@ -53,23 +55,41 @@ def test_kernels_are_cached_on_disk():
         assert list(pathlib.Path(cache_path).glob(f"_max_kernels.{name}-*.nbi")), name
 
 
-def test_warmup_reaches_every_kernel_entry():
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_warmup_reaches_every_kernel_entry(jobs):
+    """Every kernel entry has a compiled signature in the calling process afterwards; with
+    jobs=2, child processes compile into the disk cache and the caller loads from it."""
     out = run_python(
-        """
+        f"""
         import io, numba
         import fastpool
         from fastpool import _activation, _lp_kernels, _max_kernels
         log = io.StringIO()
-        steps = fastpool.warmup(file=log)
+        steps = fastpool.warmup(file=log, jobs={jobs})
         entries = [
             (name, f) for module in (_max_kernels, _lp_kernels, _activation)
             for name, f in vars(module).items()
             if isinstance(f, numba.core.registry.CPUDispatcher) and not name.startswith("_")
         ]
         missing = [name for name, f in entries if not f.signatures]
-        print(steps, len(entries), len(missing), log.getvalue().count("warm:"), missing)
+        text = log.getvalue()
+        print(steps, len(entries), len(missing), text.count("warm:"), text.count("/33] "),
+              text.count("loaded here: 33 steps"), missing)
         """
     )
-    steps, n_entries, n_missing, summary = map(int, out.split()[:4])
+    steps, n_entries, n_missing, summary, step_lines, loaded = map(int, out.split()[:6])
     assert steps == 33 and n_entries >= 10 and summary == 1
+    assert step_lines == 33  # one progress line per step, from the children with jobs=2
+    assert loaded == (jobs > 1)
     assert n_missing == 0, out
+
+
+def test_warmup_jobs_must_be_positive():
+    import fastpool
+
+    for jobs in (0, -1, 1.5, True, "2"):
+        with pytest.raises(ValueError, match="jobs"):
+            fastpool.warmup(jobs=jobs)
+    done = subprocess.run([sys.executable, "-m", "fastpool", "warmup", "--jobs", "0"],
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 2 and "--jobs" in done.stderr

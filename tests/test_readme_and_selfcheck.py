@@ -38,9 +38,11 @@ def quick_start_commands():
 def test_quick_start_has_two_commands_and_ci_runs_the_test_command():
     install_and_check, install_and_test = quick_start_commands()
     assert "python -m fastpool" in install_and_check
-    test_command = install_and_test.split("&&")[-1].strip()
-    assert test_command == "python -m pytest"
-    assert test_command in (ROOT / ".ci" / "run").read_text()
+    install, *commands = [part.strip() for part in install_and_test.split("&&")]
+    assert install.startswith("pip install") and commands[-1] == "python -m pytest"
+    ci = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()]
+    at = ci.index(commands[0])  # CI runs the same commands, one after the other
+    assert ci[at : at + len(commands)] == commands
 
 
 def test_selfcheck_passes():
