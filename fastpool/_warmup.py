@@ -50,8 +50,9 @@ def _group(dtype_name: str) -> str:
     return "16-bit" if dtype_name in ("float16", "bfloat16") else dtype_name
 
 
-def _run_steps(numbers: list[int], out: TextIO, total: int) -> int:
-    """Run the given steps in this process, one progress line each; the number run."""
+def _run_steps(numbers: list[int], out: TextIO | None, total: int) -> int:
+    """Run the given steps in this process (a progress line each, unless out is None); the
+    number run."""
     steps = _steps()
     done = 0
     for i in numbers:
