@@ -50,7 +50,7 @@ def _group(dtype_name: str) -> str:
     return "16-bit" if dtype_name in ("float16", "bfloat16") else dtype_name
 
 
-def _run_steps(numbers: list[int], out: TextIO | None, total: int) -> int:
+def _run_steps(numbers: list[int], out: TextIO | None) -> int:
     """Run the given steps in this process (a progress line each, unless out is None); the
     number run."""
     steps = _steps()
@@ -64,8 +64,8 @@ def _run_steps(numbers: list[int], out: TextIO | None, total: int) -> int:
         _run_step(x, dtype_name, function)
         done += 1
         if out is not None:
-            print(f"[{i + 1}/{total}] {label}: {time.perf_counter() - began:.1f} s", file=out,
-                  flush=True)  # fmt: skip
+            print(f"[{i + 1}/{len(steps)}] {label}: {time.perf_counter() - began:.1f} s",
+                  file=out, flush=True)  # fmt: skip
     return done
 
 
@@ -99,7 +99,7 @@ def _compile_in_processes(jobs: int, out: TextIO | None) -> None:
 
     def compile_group(numbers: list[int]) -> int:
         code = ("import sys; from fastpool._warmup import _run_steps; "
-                f"_run_steps({numbers!r}, sys.stdout, {len(steps)})")  # fmt: skip
+                f"_run_steps({numbers!r}, sys.stdout)")  # fmt: skip
         child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
                                  stderr=subprocess.STDOUT, text=True)  # fmt: skip
         for line in child.stdout:
@@ -137,16 +137,16 @@ def warmup(progress: bool = True, file: TextIO | None = None, jobs: int = 1) -> 
         raise ValueError(f"jobs must be a positive integer, got {jobs!r}")
     out = (file if file is not None else sys.stderr) if progress else None
     start = time.perf_counter()
-    total = len(_steps())
+    every_step = list(range(len(_steps())))
     if jobs > 1 and disk_cache_usable():
         _compile_in_processes(jobs, out)
         began = time.perf_counter()
-        done = _run_steps(list(range(total)), None, total)
+        done = _run_steps(every_step, None)
         if out is not None:
             print(f"loaded here: {done} steps in {time.perf_counter() - began:.1f} s",
                   file=out)  # fmt: skip
     else:
-        done = _run_steps(list(range(total)), out, total)
+        done = _run_steps(every_step, out)
     if out is not None:
         print(f"warm: {done} steps in {time.perf_counter() - start:.1f} s", file=out)
     return done
