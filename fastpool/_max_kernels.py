@@ -418,12 +418,14 @@ def _column_max(x, ra, step, n_rows, columns, ca, n, sortable_fill):
 def _holds_special(bits, lo, hi, special_mask, special_inf):
     """Whether bits[lo:hi] (floats seen as signed integers) hold a NaN or a -0.0: the
     largest magnitude tells whether there is a NaN, the smallest signed integer whether
-    there is a -0.0 (bit pattern = the type's minimum). Min/max reductions vectorise best."""
-    largest = bits[lo] & special_mask
+    there is a -0.0 (bit pattern = the type's minimum). Min/max reductions vectorise best;
+    the magnitudes are cast back to the bits' type (numba widens ``&`` to 64 bits, which
+    made the float32 loop three times slower)."""
+    largest = same_type(bits[lo] & special_mask, special_mask)
     smallest = bits[lo]
     for i in range(lo, hi):
         b = bits[_u(i)]
-        magnitude = b & special_mask
+        magnitude = same_type(b & special_mask, b)
         largest = magnitude if magnitude > largest else largest
         smallest = b if b < smallest else smallest
     return largest > special_inf or smallest == ~special_mask
@@ -475,13 +477,65 @@ def _pitch_columns(
     (int32; -1: no row). Compiled on its own: inside the planar kernel the same loops ran
     twice as slowly."""
     H, W, OH = dims[P_H], dims[P_W], dims[P_OH]
-    sh, dh, ph = dims[P_SH], dims[P_DH], dims[P_PH]
+    kh, sh, dh, ph = dims[P_KH], dims[P_SH], dims[P_DH], dims[P_PH]
     pitch, held, fold = dims[P_PITCH], dims[P_HELD], dims[P_FOLD] != 0
     step = dh * W
+    # 1. Values, 2 or 3 rows a window: the rows whose taps are all inside the plane, plane
+    # by plane with no decision per row (on rows this short, the decisions and the loop
+    # set-up were most of the time). Whole vectors of ``lanes``, as below.
+    full_lo, full_hi = 0, 0
+    if not want and dh == 1 and (kh == 2 or kh == 3):
+        while full_lo < OH and (taps[0, 0, full_lo] != 0 or taps[1, 0, full_lo] != kh):
+            full_lo += 1
+        full_hi = full_lo
+        while full_hi < OH and taps[0, 0, full_hi] == 0 and taps[1, 0, full_hi] == kh:
+            full_hi += 1
+    # (windows move monotonically, so the full rows are contiguous)
     p = u_from // OH
     oh = u_from - p * OH
     p_first = p
-    for u in range(u_from, u_to):
+    u = u_from
+    while u < u_to:
+        if full_lo <= oh < full_hi:
+            # this plane's full rows from here, in order (each row's vectors spill into
+            # the next row's columns, which that row then overwrites)
+            ra = p * H * W + (oh * sh - ph) * W
+            u_hi = min(u_to, u + full_hi - oh)
+            # (not the rows whose vectors would read past the input)
+            while u_hi > u and ra + (u_hi - 1 - u) * sh * W + (kh - 1) * W + lanes > x.shape[0]:
+                u_hi -= 1
+            ca = guard + (u - u_from) * pitch
+            if kh == 3:
+                for _ in range(u, u_hi):
+                    for i in range(lanes):
+                        a = to_sortable(x[_u(ra + i)])
+                        b = to_sortable(x[_u(ra + W + i)])
+                        a = b if b > a else a
+                        b = to_sortable(x[_u(ra + 2 * W + i)])
+                        columns[_u(ca + i)] = b if b > a else a
+                    if fold:  # column `pitch` (computed too) into the one before it
+                        a, b = columns[_u(ca + pitch - 1)], columns[_u(ca + pitch)]
+                        columns[_u(ca + pitch - 1)] = b if b > a else a
+                    ra += sh * W
+                    ca += pitch
+            else:
+                for _ in range(u, u_hi):
+                    for i in range(lanes):
+                        a = to_sortable(x[_u(ra + i)])
+                        b = to_sortable(x[_u(ra + W + i)])
+                        columns[_u(ca + i)] = b if b > a else a
+                    if fold:
+                        a, b = columns[_u(ca + pitch - 1)], columns[_u(ca + pitch)]
+                        columns[_u(ca + pitch - 1)] = b if b > a else a
+                    ra += sh * W
+                    ca += pitch
+            if u_hi > u:
+                oh += u_hi - u
+                u = u_hi
+                if oh == OH:
+                    p, oh = p + 1, 0
+                continue
+        # 2. Every other row, one at a time.
         ca = guard + (u - u_from) * pitch
         t_lo, t_hi = taps[0, 0, oh], taps[1, 0, oh]
         ra = p * H * W + (oh * sh - ph + t_lo * dh) * W
@@ -533,6 +587,7 @@ def _pitch_columns(
                     b = to_sortable(x[ra + t * step + pitch])
                     a = b if b > a else a
                 columns[ca + pitch - 1] = a
+        u += 1
         oh += 1
         if oh == OH:
             p, oh = p + 1, 0

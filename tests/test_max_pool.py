@@ -181,6 +181,7 @@ FLAT_STRETCH_CASES = {
     "k3-s2-pads-after": dict(kernel_shape=[3, 3], strides=[2, 2], pads=[0, 0, 1, 1]),
     "k3-s2-p1": dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
     "k2-s2": dict(kernel_shape=[2, 2], strides=[2, 2]),
+    "k2x3-s2": dict(kernel_shape=[2, 3], strides=[2, 2]),
     "k3-s2x1-p1": dict(kernel_shape=[3, 3], strides=[2, 1], pads=[1, 1, 1, 1]),
     "k3-s1x2-p1": dict(kernel_shape=[3, 3], strides=[1, 2], pads=[1, 1, 1, 1]),
     "k2-s2-d2-ceil": dict(kernel_shape=[2, 2], strides=[2, 2], dilations=[2, 2], ceil_mode=1),
