@@ -351,7 +351,7 @@ def max_pool(
     # split planes into blocks of output rows until every thread has a few tasks
     row_blocks = min(out_first, max(1, -(-4 * threads // max(planes, 1))))
     tasks = planes * row_blocks
-    chunks = min(tasks, 4 * threads)
+    chunks = min(tasks, threads)  # (one chunk per thread: see max_pool_planar)
     for chunk in prange(chunks):
         _max_pool_tasks(
             x,
@@ -490,7 +490,10 @@ def _pitch_columns(
         full_hi = full_lo
         while full_hi < OH and taps[0, 0, full_hi] == 0 and taps[1, 0, full_hi] == kh:
             full_hi += 1
-    # (windows move monotonically, so the full rows are contiguous)
+    # (windows move monotonically, so the full rows are contiguous; when every row is full
+    # and the planes hold exactly their windows' rows, the rows of consecutive planes are
+    # evenly spaced too, and one loop takes them all)
+    across_planes = full_lo == 0 and full_hi == OH and ph == 0 and H == OH * sh
     p = u_from // OH
     oh = u_from - p * OH
     p_first = p
@@ -500,7 +503,7 @@ def _pitch_columns(
             # this plane's full rows from here, in order (each row's vectors spill into
             # the next row's columns, which that row then overwrites)
             ra = p * H * W + (oh * sh - ph) * W
-            u_hi = min(u_to, u + full_hi - oh)
+            u_hi = u_to if across_planes else min(u_to, u + full_hi - oh)
             # (not the rows whose vectors would read past the input)
             while u_hi > u and ra + (u_hi - 1 - u) * sh * W + (kh - 1) * W + lanes > x.shape[0]:
                 u_hi -= 1
@@ -532,8 +535,7 @@ def _pitch_columns(
             if u_hi > u:
                 oh += u_hi - u
                 u = u_hi
-                if oh == OH:
-                    p, oh = p + 1, 0
+                p, oh = p + oh // OH, oh % OH
                 continue
         # 2. Every other row, one at a time.
         ca = guard + (u - u_from) * pitch
@@ -594,13 +596,16 @@ def _pitch_columns(
 
 
 @kernel(inline="always")
-def _flat_rows(columns, column_of, y, y_at, n, guard, held, sw, kw, dw, pw, sortable_fill, evens):
+def _flat_rows(
+    columns, column_of, y, y_at, n, guard, held, sw, kw, dw, pw, sortable_fill, evens, free
+):  # fmt: skip
     """The row pass of the planar kernel's flat stretches: y[y_at + e] = the maximum of
     columns[guard - pw + sw * e + j * dw] over the taps j inside the row of e: those whose
     column column_of[e] - pw + j * dw is in [0, held). The others (padding, or the
-    neighbouring rows, or the guard zones) are masked. Values are sortable. Inlined into
-    the kernel (numba IR), so that its loops vectorise there. ``evens``: scratch of n + 1
-    values (3 taps at stride 2)."""
+    neighbouring rows, or the guard zones) are masked, except the first ``free`` taps,
+    which the caller knows to be inside every row (at stride 2: no masks where there is
+    nothing to mask). Values are sortable. Inlined into the kernel (numba IR), so that its
+    loops vectorise there. ``evens``: scratch of n + 1 values (3 taps at stride 2)."""
     # int32 bounds: int64 would halve the vector width
     lo0, lo1, lo2 = np.int32(pw), np.int32(pw - dw), np.int32(pw - 2 * dw)
     hi0, hi1, hi2 = np.int32(held + pw), np.int32(held + pw - dw), np.int32(held + pw - 2 * dw)
@@ -621,7 +626,13 @@ def _flat_rows(columns, column_of, y, y_at, n, guard, held, sw, kw, dw, pw, sort
     elif dw == 1 and kw == 3 and sw == 2:
         # taps 0 and 1, keeping tap 0's column in evens: read as 2 * e + 2 in the same
         # loop, the third tap made LLVM gather
-        for e in range(n):
+        if free >= 2:
+            for e in range(n):
+                a = columns[_u(start + 2 * e)]
+                evens[_u(e)] = a
+                b = columns[_u(start + 2 * e + 1)]
+                y[_u(y_at + e)] = b if b > a else a
+        for e in range(n if free < 2 else 0):
             c = column_of[_u(e)]
             a = columns[_u(start + 2 * e)]
             evens[_u(e)] = a
@@ -635,6 +646,11 @@ def _flat_rows(columns, column_of, y, y_at, n, guard, held, sw, kw, dw, pw, sort
             a = y[_u(y_at + e)]
             b = evens[_u(e + 1)]
             b = b if c >= lo2 and c < hi2 else sortable_fill
+            y[_u(y_at + e)] = from_sortable(b if b > a else a)
+    elif dw == 1 and kw == 2 and sw == 2 and free == 2:
+        for e in range(n):
+            a = columns[_u(start + 2 * e)]
+            b = columns[_u(start + 2 * e + 1)]
             y[_u(y_at + e)] = from_sortable(b if b > a else a)
     elif dw == 1 and kw == 2 and sw == 2:
         for e in range(n):
@@ -799,6 +815,11 @@ def _planar_tasks(
     plane_values = dims[P_GROUP_VALUES]
     # with guard zones at both ends for the taps outside a stretch, which are masked
     guard = max(pw, (kw - 1) * dw)
+    # (with no pad before, the first taps of the last window, and so of every window, may
+    # lie inside the columns a row holds: those need no mask)
+    free_taps = 0
+    while pw == 0 and free_taps < kw and (OW - 1) * sw + free_taps * dw < held:
+        free_taps += 1
     # (the short rows' pass down the columns writes whole vectors of 16)
     lanes = ((pitch + 1 if fold else held) + 15) // 16 * 16
     pitch_rows = dims[P_PITCH_ROWS] != 0 and block_rows > 0
@@ -908,7 +929,7 @@ def _planar_tasks(
                 # 2. along the rows
                 ya, n_out = task * OH * OW, (g_to - task) * OH * OW
                 _flat_rows(columns, column_of, y, ya, n_out, guard, held, sw, kw, dw, pw,
-                           sortable_fill, evens)  # fmt: skip
+                           sortable_fill, evens, free_taps)  # fmt: skip
             elif not special and not flat_columns:
                 ya, n_out = task * OH * OW, (g_to - task) * OH * OW
                 _flat_rows_argmax(columns, positions, column_of, y, indices, ya, n_out, guard,
@@ -966,7 +987,7 @@ def _planar_tasks(
                                       sortable_fill, xa)  # fmt: skip
                 else:
                     _flat_rows(columns, column_of, y, u_from * OW, (b_hi - b_lo) * OW, guard,
-                               held, sw, kw, dw, pw, sortable_fill, evens)  # fmt: skip
+                               held, sw, kw, dw, pw, sortable_fill, evens, free_taps)  # fmt: skip
 
         elif not want and flat_rows:
             # Stride 1 along both axes and rows as long as the input's: a block of output
@@ -994,7 +1015,7 @@ def _planar_tasks(
                 # 2. along the rows
                 ya = (plane * OH + b_lo) * OW
                 _flat_rows(columns, column_of, y, ya, rows * W, guard, W, 1, kw, dw, pw,
-                           sortable_fill, evens)  # fmt: skip
+                           sortable_fill, evens, 0)  # fmt: skip
 
         elif not want:
             for oh in range(oh_lo, oh_hi):
@@ -1163,7 +1184,9 @@ def max_pool_planar(
     # split planes into blocks of output rows until every thread has a few tasks
     row_blocks = min(dims[P_OH], max(1, -(-4 * threads // max(planes, 1))))
     tasks = planes * row_blocks
-    chunks = min(tasks, 4 * threads)
+    # one chunk per thread: numba hands each thread an equal share of a prange anyway, and
+    # a chunk sets up its own scratch
+    chunks = min(tasks, threads)
     # the flat stretches' tables, once for all chunks
     group_planes, block_rows, row_of, column_of = _flat_tables(
         dims, row_blocks, -(-tasks // max(chunks, 1)), want
@@ -1276,7 +1299,7 @@ def max_pool_volume(
     planes = shape[0]
     row_blocks = min(geo[OUT_SHAPE, 0], max(1, -(-4 * threads // max(planes, 1))))
     tasks = planes * row_blocks
-    chunks = min(tasks, 4 * threads)
+    chunks = min(tasks, threads)  # (one chunk per thread: see max_pool_planar)
     for chunk in prange(chunks):
         _volume_tasks(
             x, bits, y, shape, geo, taps, order, inf_bits, fill, dims, plane_taps,
@@ -1386,7 +1409,7 @@ def max_pool_channels_last(
     planes = shape[0]
     row_blocks = min(geo[OUT_SHAPE, 0], max(1, -(-4 * threads // max(planes, 1))))
     tasks = planes * row_blocks
-    chunks = min(tasks, 4 * threads)
+    chunks = min(tasks, threads)  # (one chunk per thread: see max_pool_planar)
     for chunk in prange(chunks):
         _channels_last_tasks(
             x, bits, y, shape, geo, taps, order, inf_bits, fill, special_mask, special_inf,
@@ -1549,7 +1572,7 @@ def global_max_nhwc(x, y, channels, inf_bits, fill, threads):
     ties, as in one sequential scan)."""
     batch, positions, stretches, partial = _stretches(x, y, channels, 4 * threads)
     tasks = batch * stretches
-    chunks = min(tasks, 4 * threads)
+    chunks = min(tasks, threads)  # (one chunk per thread: see max_pool_planar)
     for chunk in prange(chunks):
         _global_max_stretches(
             x,
