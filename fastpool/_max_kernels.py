@@ -542,26 +542,7 @@ def _pitch_columns(
         t_lo, t_hi = taps[0, 0, oh], taps[1, 0, oh]
         ra = p * H * W + (oh * sh - ph + t_lo * dh) * W
         n_rows = t_hi - t_lo
-        if not want and n_rows == 3 and ra + 2 * step + lanes <= x.shape[0]:
-            # (the common rows first, written out: 3 or 2 taps, whole vectors)
-            for i in range(lanes):
-                a = to_sortable(x[_u(ra + i)])
-                b = to_sortable(x[_u(ra + step + i)])
-                a = b if b > a else a
-                b = to_sortable(x[_u(ra + 2 * step + i)])
-                columns[_u(ca + i)] = b if b > a else a
-            if fold:
-                a, b = columns[_u(ca + pitch - 1)], columns[_u(ca + pitch)]
-                columns[_u(ca + pitch - 1)] = b if b > a else a
-        elif not want and n_rows == 2 and ra + step + lanes <= x.shape[0]:
-            for i in range(lanes):
-                a = to_sortable(x[_u(ra + i)])
-                b = to_sortable(x[_u(ra + step + i)])
-                columns[_u(ca + i)] = b if b > a else a
-            if fold:
-                a, b = columns[_u(ca + pitch - 1)], columns[_u(ca + pitch)]
-                columns[_u(ca + pitch - 1)] = b if b > a else a
-        elif want:
+        if want:
             n = lanes if ra + (n_rows - 1) * step + lanes <= x.shape[0] else held
             _column_argmax(x, ra, step, n_rows, columns, positions, ca, n,
                            ra - p_first * H * W, sortable_fill)  # fmt: skip
