@@ -440,18 +440,28 @@ def _column_argmax(x, ra, step, n_rows, columns, positions, ca, n, at, sortable_
             columns[_u(ca + i)] = sortable_fill
             positions[_u(ca + i)] = -1
         return
-    if n_rows == 2 or n_rows == 3:  # (one pass, the rows written out)
+    if n_rows == 3:  # (one pass, the rows written out)
         at0, at1, at2 = np.int32(at), np.int32(at + step), np.int32(at + 2 * step)
         for i in range(n):
             i32 = np.int32(i)
-            a, a_at = to_sortable(x[_u(ra + i)]), at0 + i32
+            a = to_sortable(x[_u(ra + i)])
             b = to_sortable(x[_u(ra + step + i)])
-            a, a_at = (b, at1 + i32) if b > a else (a, a_at)
-            if n_rows == 3:
-                b = to_sortable(x[_u(ra + 2 * step + i)])
-                a, a_at = (b, at2 + i32) if b > a else (a, a_at)
-            columns[_u(ca + i)] = a
-            positions[_u(ca + i)] = a_at
+            c = to_sortable(x[_u(ra + 2 * step + i)])
+            t1 = b > a
+            m = b if t1 else a
+            t2 = c > m
+            columns[_u(ca + i)] = c if t2 else m
+            positions[_u(ca + i)] = i32 + (at2 if t2 else (at1 if t1 else at0))
+        return
+    if n_rows == 2:
+        at0, at1 = np.int32(at), np.int32(at + step)
+        for i in range(n):
+            i32 = np.int32(i)
+            a = to_sortable(x[_u(ra + i)])
+            b = to_sortable(x[_u(ra + step + i)])
+            t1 = b > a
+            columns[_u(ca + i)] = b if t1 else a
+            positions[_u(ca + i)] = i32 + (at1 if t1 else at0)
         return
     for i in range(n):
         columns[_u(ca + i)] = to_sortable(x[_u(ra + i)])
@@ -658,33 +668,47 @@ def _flat_rows(
 @kernel(inline="always")
 def _flat_rows_argmax(
     columns, positions, column_of, y, indices, y_at, n, guard, held, sw, kw, dw, pw,
-    sortable_fill, base,
+    sortable_fill, base, evens, even_at,
 ):  # fmt: skip
     """_flat_rows with Indices: over the taps of e inside its row, the largest column
     maximum, and of equal ones the first in row-major order (the smallest position);
-    indices[y_at + e] = base + that position (-1: none)."""
+    indices[y_at + e] = base + that position (-1: none). ``evens`` (n + 1 values) and
+    ``even_at`` (int32, 2 * n + 2): scratch at stride 2."""
     start = guard - pw
     no_at = np.int32(-1)
     if dw == 1 and sw == 2 and (kw == 2 or kw == 3):
-        # (one pass, the taps written out: accumulating in y and indices tap by tap, with
-        # the tap's offset a run-time value, was 5x slower)
+        # (the taps written out: accumulating in y and indices tap by tap, with the tap's
+        # offset a run-time value, was 5x slower; taps 0 and 1, then tap 2 from the even
+        # columns kept aside, as in _flat_rows; the best positions kept as int32 until the
+        # end, as int64 would halve the vector width)
         lo0, lo1, lo2 = np.int32(pw), np.int32(pw - 1), np.int32(pw - 2)
         hi0, hi1, hi2 = np.int32(held + pw), np.int32(held + pw - 1), np.int32(held + pw - 2)
+        best_at = even_at[n + 1 :]
         for e in range(n):
             c = column_of[_u(e)]
             a, a_at = columns[_u(start + 2 * e)], positions[_u(start + 2 * e)]
+            evens[_u(e)], even_at[_u(e)] = a, a_at
             inside = (c >= lo0) & (c < hi0) & (a_at >= 0)
             a, a_at = (a, a_at) if inside else (sortable_fill, no_at)
             b, b_at = columns[_u(start + 2 * e + 1)], positions[_u(start + 2 * e + 1)]
             inside = (c >= lo1) & (c < hi1) & (b_at >= 0)
             take = inside & ((a_at < 0) | (b > a) | ((b == a) & (b_at < a_at)))
-            a, a_at = (b, b_at) if take else (a, a_at)
-            if kw == 3:
-                b, b_at = columns[_u(start + 2 * e + 2)], positions[_u(start + 2 * e + 2)]
+            y[_u(y_at + e)] = b if take else a
+            best_at[_u(e)] = b_at if take else a_at
+        if kw == 3:  # (read as 2 * e + 2 in the loop above, it made LLVM gather)
+            evens[_u(n)] = columns[_u(start + 2 * n)]
+            even_at[_u(n)] = positions[_u(start + 2 * n)]
+            for e in range(n):
+                c = column_of[_u(e)]
+                a, a_at = y[_u(y_at + e)], best_at[_u(e)]
+                b, b_at = evens[_u(e + 1)], even_at[_u(e + 1)]
                 inside = (c >= lo2) & (c < hi2) & (b_at >= 0)
                 take = inside & ((a_at < 0) | (b > a) | ((b == a) & (b_at < a_at)))
-                a, a_at = (b, b_at) if take else (a, a_at)
-            y[_u(y_at + e)] = from_sortable(a)
+                y[_u(y_at + e)] = b if take else a
+                best_at[_u(e)] = b_at if take else a_at
+        for e in range(n):
+            y[_u(y_at + e)] = from_sortable(y[_u(y_at + e)])
+            a_at = best_at[_u(e)]
             indices[_u(y_at + e)] = base + a_at if a_at >= 0 else -1
         return
     for e in range(n):
@@ -809,7 +833,8 @@ def _planar_tasks(
     positions = np.empty(columns.shape[0] if want else 0, dtype=np.int32)
     evens = np.empty(max(group_planes * OH, block_rows) * OW + 1 if sw == 2 else 0,
                      dtype=x.dtype)  # fmt: skip
-    group_at = np.empty(group_planes * H * W if want else 0, dtype=np.int64)
+    even_at = np.empty(2 * evens.shape[0] if want else 0, dtype=np.int32)
+    group_at = np.empty(group_planes * H * W if want else 0, dtype=np.int32)
     # tap t of a 3-row window is inside the plane for rows in [ph - t, H + ph - t)
     row_lo0, row_lo1 = np.int32(ph), np.int32(ph - 1)
     row_hi1, row_hi2 = np.int32(H + ph - 1), np.int32(H + ph - 2)
@@ -837,31 +862,33 @@ def _planar_tasks(
                 for j in range(kw):
                     lo, hi = np.int32(pw - j * dw), np.int32(W + pw - j * dw)
                     offset = j * dw - pw
+                    offset32 = np.int32(offset)
                     # (taps outside x are outside their plane too)
                     for i in range(max(0, -(ga + offset)), min(n, x.shape[0] - ga - offset)):
                         c = column_of[_u(i)]
                         a, at = columns[_u(i)], group_at[_u(i)]
                         b = to_sortable(x[_u(ga + i + offset)])
-                        take = c >= lo and c < hi and (b > a or at < 0)
+                        take = (c >= lo) & (c < hi) & ((b > a) | (at < 0))
                         columns[_u(i)] = b if take else a
-                        group_at[_u(i)] = i + offset if take else at
+                        group_at[_u(i)] = np.int32(i) + offset32 if take else at
                 # 2. down the columns, tap by tap, keeping the earlier row on ties
+                # (positions: each output's, int32)
                 for e in range(n):
                     y[_u(ga + e)] = sortable_fill
-                    indices[_u(ga + e)] = -1
+                    positions[_u(e)] = -1
                 for t in range(kh):
                     lo, hi = np.int32(ph - t * dh), np.int32(H + ph - t * dh)
                     offset = (t * dh - ph) * W
                     for e in range(max(0, -offset), min(n, n - offset)):
                         r = row_of[_u(e)]
-                        a, at = y[_u(ga + e)], indices[_u(ga + e)]
+                        a, at = y[_u(ga + e)], positions[_u(e)]
                         b, b_at = columns[_u(e + offset)], group_at[_u(e + offset)]
-                        take = r >= lo and r < hi and b_at >= 0 and (b > a or at < 0)
+                        take = (r >= lo) & (r < hi) & (b_at >= 0) & ((b > a) | (at < 0))
                         y[_u(ga + e)] = b if take else a
-                        indices[_u(ga + e)] = b_at if take else at
+                        positions[_u(e)] = b_at if take else at
                 for e in range(n):
                     y[_u(ga + e)] = from_sortable(y[_u(ga + e)])
-                    at = indices[_u(ga + e)]
+                    at = positions[_u(e)]
                     indices[_u(ga + e)] = at + ga if at >= 0 else -1
             elif not special and not flat_columns:
                 # 1. down the columns, output row by output row
@@ -914,7 +941,8 @@ def _planar_tasks(
             elif not special and not flat_columns:
                 ya, n_out = task * OH * OW, (g_to - task) * OH * OW
                 _flat_rows_argmax(columns, positions, column_of, y, indices, ya, n_out, guard,
-                                  held, sw, kw, dw, pw, sortable_fill, ga)  # fmt: skip
+                                  held, sw, kw, dw, pw, sortable_fill, ga, evens,
+                                  even_at)  # fmt: skip
             if not special:
                 n_out = (g_to - task) * OH * OW
                 if act_code >= 0:
@@ -965,7 +993,7 @@ def _planar_tasks(
                 if want:
                     _flat_rows_argmax(columns, positions, column_of, y, indices, u_from * OW,
                                       (b_hi - b_lo) * OW, guard, held, sw, kw, dw, pw,
-                                      sortable_fill, xa)  # fmt: skip
+                                      sortable_fill, xa, evens, even_at)  # fmt: skip
                 else:
                     _flat_rows(columns, column_of, y, u_from * OW, (b_hi - b_lo) * OW, guard,
                                held, sw, kw, dw, pw, sortable_fill, evens, free_taps)  # fmt: skip
