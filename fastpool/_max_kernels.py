@@ -556,7 +556,14 @@ def _pitch_columns(
             n = lanes if ra + (n_rows - 1) * step + lanes <= x.shape[0] else held
             _column_argmax(x, ra, step, n_rows, columns, positions, ca, n,
                            ra - p_first * H * W, sortable_fill)  # fmt: skip
-            if fold:  # column `pitch` into the one before it, the first maximum winning
+            if fold and n == lanes:  # column `pitch` (computed too) into the one before
+                # it, the first maximum winning
+                a, at = columns[_u(ca + pitch - 1)], positions[_u(ca + pitch - 1)]
+                b, b_at = columns[_u(ca + pitch)], positions[_u(ca + pitch)]
+                take = b > a or (b == a and b_at < at)
+                columns[_u(ca + pitch - 1)] = b if take else a
+                positions[_u(ca + pitch - 1)] = b_at if take else at
+            elif fold:  # column `pitch` into the one before it, the first maximum winning
                 a, at = columns[ca + pitch - 1], positions[ca + pitch - 1]
                 for t in range(n_rows):
                     b = to_sortable(x[ra + t * step + pitch])
@@ -706,7 +713,7 @@ def _flat_rows_argmax(
                 take = inside & ((a_at < 0) | (b > a) | ((b == a) & (b_at < a_at)))
                 y[_u(y_at + e)] = b if take else a
                 best_at[_u(e)] = b_at if take else a_at
-        for e in range(n):
+        for e in range(n):  # (a pass of its own: in the loop above, it was slower)
             y[_u(y_at + e)] = from_sortable(y[_u(y_at + e)])
             a_at = best_at[_u(e)]
             indices[_u(y_at + e)] = base + a_at if a_at >= 0 else -1
@@ -729,6 +736,98 @@ def _flat_rows_argmax(
         y[_u(y_at + e)] = from_sortable(y[_u(y_at + e)])
         at = indices[_u(y_at + e)]
         indices[_u(y_at + e)] = base + at if at >= 0 else -1
+
+
+@kernel(inline="always")
+def _group_argmax(
+    x, ga, n, columns, group_at, positions, column_of, row_of, y, indices, H, W, kh, kw, dh,
+    dw, ph, pw, sortable_fill,
+):  # fmt: skip
+    """MaxPool with Indices of the n values x[ga:ga + n], whole planes of H x W at stride 1
+    with outputs of the input's size (row-major): 1. along the rows, each value's window
+    maximum (sortable, into columns) and the group-relative position of its first maximum
+    (group_at; -1: none); 2. down the columns, keeping the earlier row on ties, into y and
+    indices. Taps outside their row or plane are masked by int32 tables of each value's
+    column and row (column_of, row_of). 3-tap windows (the common case) have their taps
+    written out; the rest, and the values whose taps would read outside x or the group,
+    go tap by tap. ``positions``: int32 scratch of n."""
+    no_at = np.int32(-1)
+    # 1. along the rows: tap j of value i reads x[ga + i + j * dw - pw]
+    i_lo, i_hi = 0, 0
+    if kw == 3 and dw == 1:
+        i_lo = min(n, max(0, pw - ga))
+        i_hi = max(i_lo, min(n, x.shape[0] - ga - (2 - pw)))
+        lo0, lo1, lo2 = np.int32(pw), np.int32(pw - 1), np.int32(pw - 2)
+        hi0, hi1, hi2 = np.int32(W + pw), np.int32(W + pw - 1), np.int32(W + pw - 2)
+        at0 = np.int32(-pw)
+        for i in range(i_lo, i_hi):
+            c, i32 = column_of[_u(i)], np.int32(i)
+            a = to_sortable(x[_u(ga + i - pw)])
+            inside = (c >= lo0) & (c < hi0)
+            a, at = (a, i32 + at0) if inside else (sortable_fill, no_at)
+            b = to_sortable(x[_u(ga + i + 1 - pw)])
+            take = (c >= lo1) & (c < hi1) & ((b > a) | (at < 0))
+            a, at = (b, i32 + at0 + 1) if take else (a, at)
+            b = to_sortable(x[_u(ga + i + 2 - pw)])
+            take = (c >= lo2) & (c < hi2) & ((b > a) | (at < 0))
+            columns[_u(i)] = b if take else a
+            group_at[_u(i)] = i32 + at0 + 2 if take else at
+    for part in range(2):
+        i_from, i_to = (0, i_lo) if part == 0 else (i_hi, n)
+        for i in range(i_from, i_to):
+            columns[_u(i)] = sortable_fill
+            group_at[_u(i)] = -1
+        for j in range(kw):
+            lo, hi = np.int32(pw - j * dw), np.int32(W + pw - j * dw)
+            offset = j * dw - pw
+            offset32 = np.int32(offset)
+            # (taps outside x are outside their plane too)
+            for i in range(max(i_from, -(ga + offset)), min(i_to, x.shape[0] - ga - offset)):
+                c = column_of[_u(i)]
+                a, at = columns[_u(i)], group_at[_u(i)]
+                b = to_sortable(x[_u(ga + i + offset)])
+                take = (c >= lo) & (c < hi) & ((b > a) | (at < 0))
+                columns[_u(i)] = b if take else a
+                group_at[_u(i)] = np.int32(i) + offset32 if take else at
+    # 2. down the columns: tap t of output e reads columns[e + (t * dh - ph) * W]
+    e_lo, e_hi = 0, 0
+    if kh == 3 and dh == 1:
+        e_lo = min(n, max(0, ph * W))
+        e_hi = max(e_lo, min(n, n - (2 - ph) * W))
+        lo0, lo1, lo2 = np.int32(ph), np.int32(ph - 1), np.int32(ph - 2)
+        hi0, hi1, hi2 = np.int32(H + ph), np.int32(H + ph - 1), np.int32(H + ph - 2)
+        for e in range(e_lo, e_hi):
+            r = row_of[_u(e)]
+            a, at = columns[_u(e - ph * W)], group_at[_u(e - ph * W)]
+            inside = (r >= lo0) & (r < hi0) & (at >= 0)
+            a, at = (a, at) if inside else (sortable_fill, no_at)
+            b, b_at = columns[_u(e + (1 - ph) * W)], group_at[_u(e + (1 - ph) * W)]
+            take = (r >= lo1) & (r < hi1) & (b_at >= 0) & ((b > a) | (at < 0))
+            a, at = (b, b_at) if take else (a, at)
+            b, b_at = columns[_u(e + (2 - ph) * W)], group_at[_u(e + (2 - ph) * W)]
+            take = (r >= lo2) & (r < hi2) & (b_at >= 0) & ((b > a) | (at < 0))
+            a, at = (b, b_at) if take else (a, at)
+            y[_u(ga + e)] = from_sortable(a)
+            indices[_u(ga + e)] = at + ga if at >= 0 else -1
+    for part in range(2):
+        e_from, e_to = (0, e_lo) if part == 0 else (e_hi, n)
+        for e in range(e_from, e_to):
+            y[_u(ga + e)] = sortable_fill
+            positions[_u(e)] = -1
+        for t in range(kh):
+            lo, hi = np.int32(ph - t * dh), np.int32(H + ph - t * dh)
+            offset = (t * dh - ph) * W
+            for e in range(max(e_from, -offset), min(e_to, n - offset)):
+                r = row_of[_u(e)]
+                a, at = y[_u(ga + e)], positions[_u(e)]
+                b, b_at = columns[_u(e + offset)], group_at[_u(e + offset)]
+                take = (r >= lo) & (r < hi) & (b_at >= 0) & ((b > a) | (at < 0))
+                y[_u(ga + e)] = b if take else a
+                positions[_u(e)] = b_at if take else at
+        for e in range(e_from, e_to):
+            y[_u(ga + e)] = from_sortable(y[_u(ga + e)])
+            at = positions[_u(e)]
+            indices[_u(ga + e)] = at + ga if at >= 0 else -1
 
 
 @kernel()
@@ -853,43 +952,8 @@ def _planar_tasks(
             special = special_mask != 0 and _holds_special(bits, ga, ga + n, special_mask,
                                                            special_inf)  # fmt: skip
             if not special and want and flat_columns:
-                # With Indices (stride 1, outputs of the input's size, row-major): 1. along
-                # the rows, tap by tap: each value's window maximum (sortable, in columns)
-                # and the group-relative index of its first maximum (group_at; -1: none)
-                for i in range(n):
-                    columns[_u(i)] = sortable_fill
-                    group_at[_u(i)] = -1
-                for j in range(kw):
-                    lo, hi = np.int32(pw - j * dw), np.int32(W + pw - j * dw)
-                    offset = j * dw - pw
-                    offset32 = np.int32(offset)
-                    # (taps outside x are outside their plane too)
-                    for i in range(max(0, -(ga + offset)), min(n, x.shape[0] - ga - offset)):
-                        c = column_of[_u(i)]
-                        a, at = columns[_u(i)], group_at[_u(i)]
-                        b = to_sortable(x[_u(ga + i + offset)])
-                        take = (c >= lo) & (c < hi) & ((b > a) | (at < 0))
-                        columns[_u(i)] = b if take else a
-                        group_at[_u(i)] = np.int32(i) + offset32 if take else at
-                # 2. down the columns, tap by tap, keeping the earlier row on ties
-                # (positions: each output's, int32)
-                for e in range(n):
-                    y[_u(ga + e)] = sortable_fill
-                    positions[_u(e)] = -1
-                for t in range(kh):
-                    lo, hi = np.int32(ph - t * dh), np.int32(H + ph - t * dh)
-                    offset = (t * dh - ph) * W
-                    for e in range(max(0, -offset), min(n, n - offset)):
-                        r = row_of[_u(e)]
-                        a, at = y[_u(ga + e)], positions[_u(e)]
-                        b, b_at = columns[_u(e + offset)], group_at[_u(e + offset)]
-                        take = (r >= lo) & (r < hi) & (b_at >= 0) & ((b > a) | (at < 0))
-                        y[_u(ga + e)] = b if take else a
-                        positions[_u(e)] = b_at if take else at
-                for e in range(n):
-                    y[_u(ga + e)] = from_sortable(y[_u(ga + e)])
-                    at = positions[_u(e)]
-                    indices[_u(ga + e)] = at + ga if at >= 0 else -1
+                _group_argmax(x, ga, n, columns, group_at, positions, column_of, row_of, y,
+                              indices, H, W, kh, kw, dh, dw, ph, pw, sortable_fill)  # fmt: skip
             elif not special and not flat_columns:
                 # 1. down the columns, output row by output row
                 _pitch_columns(x, taps, dims, task * OH, g_to * OH, columns, guard, lanes,
