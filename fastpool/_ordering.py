@@ -101,14 +101,18 @@ def _to_sortable(value):
     if _is_bits16(value):
         # the classic float-sorting trick: set the sign bit of a positive number, flip every
         # bit of a negative one; unsigned order is then numeric order (-0.0 below +0.0)
-        return lambda value: value ^ (0x8000 | (0x7FFF * (value >> 15)))
+        # (cast back to 16 bits: numba computes it in 64 bits, which made every vector loop
+        # over 16-bit floats 4 lanes wide instead of 16, and them 1.1-1.9x slower)
+        bits = value
+        return lambda value: bits(value ^ (0x8000 | (0x7FFF * (value >> 15))))
     return lambda value: value
 
 
 @overload(from_sortable, inline="always")
 def _from_sortable(value):
     if _is_bits16(value):
-        return lambda value: value ^ (0x8000 | (0x7FFF * (1 - (value >> 15))))
+        bits = value
+        return lambda value: bits(value ^ (0x8000 | (0x7FFF * (1 - (value >> 15)))))
     return lambda value: value
 
 
