@@ -1353,7 +1353,7 @@ def _volume_tasks(
                     for i in range(plane_size):
                         a = maxima[_u(ma + i)]
                         b = x[_u(ta + i)]
-                        maxima[_u(ma + i)] = b if greater(b, a, inf_bits) else a
+                        maxima[_u(ma + i)] = b if to_sortable(b) > to_sortable(a) else a
             ya = (volume * OD + s_lo) * out_plane
             n = (s_hi - s_lo) * plane_size
             _planar_tasks(
@@ -1449,7 +1449,7 @@ def _channels_last_tasks(
                 for i in range(row_length):
                     a = columns[_u(i)]
                     b = x[_u(ta + i)]
-                    columns[_u(i)] = b if greater(b, a, inf_bits) else a
+                    columns[_u(i)] = b if to_sortable(b) > to_sortable(a) else a
             # 2. along the row, C values at a time (all taps inside the row from lo to hi)
             for w in range(OW):
                 j_lo, j_hi = (0, kw) if w >= lo and w < hi else (taps[0, 1, w], taps[1, 1, w])
@@ -1466,7 +1466,7 @@ def _channels_last_tasks(
                     for c in range(C):
                         a = y[_u(wa + c)]
                         b = columns[_u(ja + c)]
-                        y[_u(wa + c)] = b if greater(b, a, inf_bits) else a
+                        y[_u(wa + c)] = b if to_sortable(b) > to_sortable(a) else a
         if act_code >= 0:  # the activation, while the outputs are in cache
             _activate_range(y, act_code, act_constants, (image * OH + o_lo) * out_length,
                            (image * OH + o_hi) * out_length)  # fmt: skip
