@@ -404,6 +404,17 @@ def _column_max(x, ra, step, n_rows, columns, ca, n, sortable_fill):
             a = to_sortable(x[_u(ra + i)])
             b = to_sortable(x[_u(ra + step + i)])
             columns[_u(ca + i)] = b if b > a else a
+    elif n_rows == 5:  # (5x5 stride 1, as spatial pyramid pooling has)
+        for i in range(n):
+            a = to_sortable(x[_u(ra + i)])
+            b = to_sortable(x[_u(ra + step + i)])
+            a = b if b > a else a
+            b = to_sortable(x[_u(ra + 2 * step + i)])
+            a = b if b > a else a
+            b = to_sortable(x[_u(ra + 3 * step + i)])
+            a = b if b > a else a
+            b = to_sortable(x[_u(ra + 4 * step + i)])
+            columns[_u(ca + i)] = b if b > a else a
     else:
         for i in range(n):
             columns[_u(ca + i)] = to_sortable(x[_u(ra + i)])
@@ -610,7 +621,20 @@ def _flat_rows(
     start = guard - pw
     # (each common case with its stride written out: a stride known at compile time
     # lets LLVM load contiguous vectors and deinterleave them instead of gathering)
-    if dw == 1 and kw == 3 and sw == 1:
+    if kw == 3 and sw == 1:  # (any dilation: the taps are still contiguous runs)
+        for e in range(n):
+            c = column_of[_u(e)]
+            a = columns[_u(start + e)]
+            a = a if c >= lo0 and c < hi0 else sortable_fill
+            b = columns[_u(start + e + dw)]
+            b = b if c >= lo1 and c < hi1 else sortable_fill
+            a = b if b > a else a
+            b = columns[_u(start + e + 2 * dw)]
+            b = b if c >= lo2 and c < hi2 else sortable_fill
+            y[_u(y_at + e)] = from_sortable(b if b > a else a)
+    elif dw == 1 and kw == 5 and sw == 1:  # (as spatial pyramid pooling has, 5x5 stride 1)
+        lo3, lo4 = np.int32(pw - 3), np.int32(pw - 4)
+        hi3, hi4 = np.int32(held + pw - 3), np.int32(held + pw - 4)
         for e in range(n):
             c = column_of[_u(e)]
             a = columns[_u(start + e)]
@@ -620,6 +644,12 @@ def _flat_rows(
             a = b if b > a else a
             b = columns[_u(start + e + 2)]
             b = b if c >= lo2 and c < hi2 else sortable_fill
+            a = b if b > a else a
+            b = columns[_u(start + e + 3)]
+            b = b if c >= lo3 and c < hi3 else sortable_fill
+            a = b if b > a else a
+            b = columns[_u(start + e + 4)]
+            b = b if c >= lo4 and c < hi4 else sortable_fill
             y[_u(y_at + e)] = from_sortable(b if b > a else a)
     elif dw == 1 and kw == 3 and sw == 2:
         # taps 0 and 1, keeping tap 0's column in evens: read as 2 * e + 2 in the same
@@ -939,6 +969,7 @@ def _planar_tasks(
     row_hi1, row_hi2 = np.int32(H + ph - 1), np.int32(H + ph - 2)
     padded = np.full(dims[P_ROW_LENGTH], sortable_fill, dtype=x.dtype)
     row_acc = np.empty(OW, dtype=x.dtype)
+    pairs = np.empty(OW + kw if sw == 2 else 0, dtype=x.dtype)
     row_values = np.empty(0, dtype=x.dtype)
     row_index = np.empty(0, dtype=np.int64)
     task = first_task
@@ -976,6 +1007,27 @@ def _planar_tasks(
                         a = b if b > a else a
                         b = to_sortable(x[_u(ga + i + (2 - ph) * W)])
                         b = b if r < row_hi2 else sortable_fill
+                        columns[_u(guard + i)] = b if b > a else a
+                    outside = 2
+                elif kh == 5 and dh == 1:
+                    # (pads add up to 4: any tap may need either bound)
+                    lo2, lo3, lo4 = np.int32(ph - 2), np.int32(ph - 3), np.int32(ph - 4)
+                    hi0, hi3, hi4 = np.int32(H + ph), np.int32(H + ph - 3), np.int32(H + ph - 4)
+                    for i in range(safe_lo, safe_hi):
+                        r = row_of[_u(i)]
+                        a = to_sortable(x[_u(ga + i - ph * W)])
+                        a = a if r >= row_lo0 and r < hi0 else sortable_fill
+                        b = to_sortable(x[_u(ga + i + (1 - ph) * W)])
+                        b = b if r >= row_lo1 and r < row_hi1 else sortable_fill
+                        a = b if b > a else a
+                        b = to_sortable(x[_u(ga + i + (2 - ph) * W)])
+                        b = b if r >= lo2 and r < row_hi2 else sortable_fill
+                        a = b if b > a else a
+                        b = to_sortable(x[_u(ga + i + (3 - ph) * W)])
+                        b = b if r >= lo3 and r < hi3 else sortable_fill
+                        a = b if b > a else a
+                        b = to_sortable(x[_u(ga + i + (4 - ph) * W)])
+                        b = b if r >= lo4 and r < hi4 else sortable_fill
                         columns[_u(guard + i)] = b if b > a else a
                     outside = 2
                 else:
@@ -1135,6 +1187,31 @@ def _planar_tasks(
                         a = padded[_u(2 * o)]
                         b = padded[_u(2 * o + 1)]
                         y[_u(ya + o)] = from_sortable(b if b > a else a)
+                elif dw == 1 and sw == 2:
+                    # wider windows at stride 2: window o is the column pairs o .. o +
+                    # kw // 2 - 1 (and for odd kw, one more even column), which contiguous
+                    # loops take where reading the windows' taps made LLVM gather
+                    half = kw // 2
+                    for k in range(OW + half - 1):
+                        a = padded[_u(2 * k)]
+                        b = padded[_u(2 * k + 1)]
+                        pairs[_u(k)] = b if b > a else a
+                    for o in range(OW):
+                        a = pairs[_u(o)]
+                        b = pairs[_u(o + 1)]
+                        row_acc[_u(o)] = b if b > a else a
+                    for j in range(2, half):
+                        for o in range(OW):
+                            a = row_acc[_u(o)]
+                            b = pairs[_u(o + j)]
+                            row_acc[_u(o)] = b if b > a else a
+                    if kw % 2 == 1:
+                        for o in range(OW):
+                            a = row_acc[_u(o)]
+                            b = padded[_u(2 * (o + half))]
+                            row_acc[_u(o)] = b if b > a else a
+                    for o in range(OW):
+                        y[_u(ya + o)] = from_sortable(row_acc[_u(o)])
                 elif dw == 1 and sw == 1 and kw == 3:
                     for o in range(OW):
                         a = padded[_u(o)]
@@ -1314,30 +1391,36 @@ def _volume_tasks(
     maxima_bits = maxima.view(bits.dtype)
     no_indices = np.empty(0, dtype=np.int64)
     no_want = np.bool_(False)
+    # (the maxima come from slices checked here: the planar kernel need not check again)
+    no_check = np.zeros(1, dtype=bits.dtype)[0]
     for task in range(first_task, last_task):
         volume = task // row_blocks
         block_no = task - volume * row_blocks
         o_lo = block_no * OD // row_blocks
         o_hi = (block_no + 1) * OD // row_blocks
-        # the input slices these outputs read
-        d_lo, d_hi = D, 0
-        for o in range(o_lo, o_hi):
-            if taps[0, 0, o] < taps[1, 0, o]:
-                d_lo = min(d_lo, o * sd - pd + taps[0, 0, o] * dd)
-                d_hi = max(d_hi, o * sd - pd + (taps[1, 0, o] - 1) * dd + 1)
         xa = volume * D * plane_size
-        if (
-            special_mask != 0
-            and d_lo < d_hi
-            and _holds_special(
-                bits, xa + d_lo * plane_size, xa + d_hi * plane_size, special_mask, special_inf
-            )
-        ):
-            _max_pool_tasks(x, y, no_indices, False, shape, geo, taps, order, inf_bits, fill,
-                            act_code, act_constants, row_blocks, task, task + 1)  # fmt: skip
-            continue
         for s_lo in range(o_lo, o_hi, batch):
             s_hi = min(s_lo + batch, o_hi)
+            # the input slices these outputs read, checked batch by batch so that they are
+            # still in cache when pooled; with a NaN or a -0.0 the whole task is redone
+            # exactly (the outputs written so far are the same either way)
+            d_lo, d_hi = D, 0
+            for o in range(s_lo, s_hi):
+                if taps[0, 0, o] < taps[1, 0, o]:
+                    d_lo = min(d_lo, o * sd - pd + taps[0, 0, o] * dd)
+                    d_hi = max(d_hi, o * sd - pd + (taps[1, 0, o] - 1) * dd + 1)
+            if (
+                special_mask != 0
+                and d_lo < d_hi
+                and _holds_special(
+                    bits, xa + d_lo * plane_size, xa + d_hi * plane_size, special_mask,
+                    special_inf,
+                )
+            ):  # fmt: skip
+                _max_pool_tasks(x, y, no_indices, False, shape, geo, taps, order, inf_bits,
+                                fill, act_code, act_constants, row_blocks, task,
+                                task + 1)  # fmt: skip
+                break
             for o in range(s_lo, s_hi):
                 ma = (o - s_lo) * plane_size
                 t_lo, t_hi = taps[0, 0, o], taps[1, 0, o]
@@ -1346,6 +1429,21 @@ def _volume_tasks(
                         maxima[_u(ma + i)] = fill
                     continue
                 sa = xa + (o * sd - pd + t_lo * dd) * plane_size
+                step = dd * plane_size
+                if t_hi - t_lo == 2:  # (the common depths written out: one pass)
+                    for i in range(plane_size):
+                        a = x[_u(sa + i)]
+                        b = x[_u(sa + step + i)]
+                        maxima[_u(ma + i)] = b if to_sortable(b) > to_sortable(a) else a
+                    continue
+                if t_hi - t_lo == 3:
+                    for i in range(plane_size):
+                        a = x[_u(sa + i)]
+                        b = x[_u(sa + step + i)]
+                        a = b if to_sortable(b) > to_sortable(a) else a
+                        b = x[_u(sa + 2 * step + i)]
+                        maxima[_u(ma + i)] = b if to_sortable(b) > to_sortable(a) else a
+                    continue
                 for i in range(plane_size):
                     maxima[_u(ma + i)] = x[_u(sa + i)]
                 for t in range(1, t_hi - t_lo):
@@ -1358,7 +1456,7 @@ def _volume_tasks(
             n = (s_hi - s_lo) * plane_size
             _planar_tasks(
                 maxima[:n], maxima_bits[:n], y[ya : ya + (s_hi - s_lo) * out_plane], no_indices,
-                no_want, dims, plane_taps, inf_bits, fill, special_mask, special_inf, act_code,
+                no_want, dims, plane_taps, inf_bits, fill, no_check, special_inf, act_code,
                 act_constants, 1, 0, s_hi - s_lo, group_planes, block_rows, row_of, column_of,
             )  # fmt: skip
 

@@ -172,6 +172,8 @@ def test_large_planes_many_threads(entry):
 FLAT_STRETCH_CASES = {
     "k3-p1": dict(kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
     "k5-p2": dict(kernel_shape=[5, 5], pads=[2, 2, 2, 2]),
+    "k5-asymmetric-pads": dict(kernel_shape=[5, 5], pads=[0, 3, 4, 1]),
+    "k5-pads-1-3": dict(kernel_shape=[5, 5], pads=[1, 3, 3, 1]),
     "k3-pads-after": dict(kernel_shape=[3, 3], pads=[0, 0, 2, 2]),
     "k2-pads-before": dict(kernel_shape=[2, 2], pads=[1, 1, 0, 0]),
     "k3-d2-p2": dict(kernel_shape=[3, 3], dilations=[2, 2], pads=[2, 2, 2, 2]),
@@ -185,6 +187,8 @@ FLAT_STRETCH_CASES = {
     "k3-s2x1-p1": dict(kernel_shape=[3, 3], strides=[2, 1], pads=[1, 1, 1, 1]),
     "k3-s1x2-p1": dict(kernel_shape=[3, 3], strides=[1, 2], pads=[1, 1, 1, 1]),
     "k2-s2-d2-ceil": dict(kernel_shape=[2, 2], strides=[2, 2], dilations=[2, 2], ceil_mode=1),
+    "k4-s2-p1": dict(kernel_shape=[4, 4], strides=[2, 2], pads=[1, 1, 1, 1]),
+    "k5x7-s2": dict(kernel_shape=[5, 7], strides=[2, 2], pads=[0, 3, 1, 2]),
 }
 
 
@@ -212,6 +216,29 @@ def test_flat_stretches(case, dtype, entry):
             assert_identical(fastpool.max_pool(x, activation="Relu", **attrs), expected)
             x[0, 1].flat[rng.integers(x[0, 1].size)] = np.nan
             check_against_reference(x, attrs, "NCHW")
+
+
+@pytest.mark.parametrize(
+    "dtype", [np.float32, np.float16, np.uint8, np.int8], ids=["f32", "f16", "u8", "i8"]
+)
+@pytest.mark.parametrize("kernel", [2, 3, 4, 5, 6, 8])
+def test_long_signals_stride_2(kernel, dtype, entry):
+    """1-D signals too long for the flat stretches at stride 2 (window maxima from column
+    pairs, row by row), odd and even lengths, pads on either side or both, a NaN or a -0.0
+    in one signal, against the reference."""
+    rng = np.random.default_rng(kernel)
+    for length, pads in [(3000, [0, 0]), (3001, [1, 1]), (2501, [kernel - 1, 0]),
+                         (4096, [0, kernel // 2])]:  # fmt: skip
+        x = rng.standard_normal((2, 3, length)) * 8
+        x = (x + 128 if dtype == np.uint8 else x).clip(-128, 255).astype(dtype)
+        attrs = dict(kernel_shape=[kernel], strides=[2], pads=pads)
+        check_against_reference(x, attrs, "NCHW")
+        if np.dtype(dtype).kind == "f":
+            for special in (np.nan, -0.0):
+                x_special = x.copy()
+                x_special[1, 2, rng.integers(length)] = special
+                expected = ref_max_pool(x_special, **attrs)[0]
+                assert_identical(fastpool.max_pool(x_special, **attrs), expected)
 
 
 # Cases of the volume kernel (three spatial axes, channels first, values only): maxima over
@@ -247,10 +274,15 @@ def test_volumes(case, dtype, entry):
         if np.dtype(dtype).kind == "f":
             expected = np.maximum(expected, 0)
             assert_identical(fastpool.max_pool(x, activation="Relu", **attrs), expected)
-            for special in (np.nan, -0.0):
+            # (anywhere in the volume, and in its last slice: found after the first batch
+            # of slices has been pooled the fast way)
+            whole, last = slice(None), slice(-1, None)
+            for special, slices in [(np.nan, whole), (-0.0, whole), (np.nan, last),
+                                    (-0.0, last)]:  # fmt: skip
                 x_special = x.copy()
-                x_special[0, -1].flat[rng.integers(x[0, -1].size)] = special
-                x_special[0, -1].flat[rng.integers(x[0, -1].size)] = 0.0
+                volume = x_special[0, -1, slices]
+                volume.flat[rng.integers(volume.size)] = special
+                volume.flat[rng.integers(volume.size)] = 0.0
                 expected = ref_max_pool(x_special, **attrs)[0]
                 assert_identical(fastpool.max_pool(x_special, **attrs), expected)
 
