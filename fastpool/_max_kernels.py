@@ -30,7 +30,8 @@ in, uses the exact ``replaces``. The common channels-first cases (stride 1; 3- a
 windows at stride 2) get loops with constant bounds and strides, which LLVM unrolls and
 vectorises; short rows are pooled as one flat stretch over many rows or planes, with masks
 instead of bounds (``_flat_rows``, inlined at the numba IR level so that it vectorises in
-place); channels last vectorises along C.
+place); channels last vectorises along C. A value and its position picked by one condition
+are two selects, never one select of a tuple, which cost one loop 8x.
 """
 
 from __future__ import annotations
@@ -726,7 +727,8 @@ def _flat_rows_argmax(
             a, a_at = columns[_u(start + 2 * e)], positions[_u(start + 2 * e)]
             evens[_u(e)], even_at[_u(e)] = a, a_at
             inside = (c >= lo0) & (c < hi0) & (a_at >= 0)
-            a, a_at = (a, a_at) if inside else (sortable_fill, no_at)
+            a = a if inside else sortable_fill
+            a_at = a_at if inside else no_at
             b, b_at = columns[_u(start + 2 * e + 1)], positions[_u(start + 2 * e + 1)]
             inside = (c >= lo1) & (c < hi1) & (b_at >= 0)
             take = inside & ((a_at < 0) | (b > a) | ((b == a) & (b_at < a_at)))
@@ -784,7 +786,25 @@ def _group_argmax(
     no_at = np.int32(-1)
     # 1. along the rows: tap j of value i reads x[ga + i + j * dw - pw]
     i_lo, i_hi = 0, 0
-    if kw == 3 and dw == 1:
+    if kw == 3 and dw == 1 and pw == 1:
+        # the centre tap (the value itself) first: it is inside every row, so the others
+        # need one bound each and no check for a missing maximum; tap 0 comes before it
+        # in the window and wins ties, tap 2 after it and does not
+        i_lo = min(n, max(0, 1 - ga))
+        i_hi = max(i_lo, min(n, x.shape[0] - ga - 1))
+        lo0, hi2, one = np.int32(1), np.int32(W - 1), np.int32(1)
+        for i in range(i_lo, i_hi):
+            c, i32 = column_of[_u(i)], np.int32(i)
+            a = to_sortable(x[_u(ga + i)])
+            b = to_sortable(x[_u(ga + i - 1)])
+            take = (c >= lo0) & (b >= a)
+            a = b if take else a
+            at = i32 - one if take else i32
+            b = to_sortable(x[_u(ga + i + 1)])
+            take = (c < hi2) & (b > a)
+            columns[_u(i)] = b if take else a
+            group_at[_u(i)] = i32 + one if take else at
+    elif kw == 3 and dw == 1:
         i_lo = min(n, max(0, pw - ga))
         i_hi = max(i_lo, min(n, x.shape[0] - ga - (2 - pw)))
         lo0, lo1, lo2 = np.int32(pw), np.int32(pw - 1), np.int32(pw - 2)
@@ -794,10 +814,12 @@ def _group_argmax(
             c, i32 = column_of[_u(i)], np.int32(i)
             a = to_sortable(x[_u(ga + i - pw)])
             inside = (c >= lo0) & (c < hi0)
-            a, at = (a, i32 + at0) if inside else (sortable_fill, no_at)
+            a = a if inside else sortable_fill
+            at = i32 + at0 if inside else no_at
             b = to_sortable(x[_u(ga + i + 1 - pw)])
             take = (c >= lo1) & (c < hi1) & ((b > a) | (at < 0))
-            a, at = (b, i32 + at0 + 1) if take else (a, at)
+            a = b if take else a
+            at = i32 + at0 + 1 if take else at
             b = to_sortable(x[_u(ga + i + 2 - pw)])
             take = (c >= lo2) & (c < hi2) & ((b > a) | (at < 0))
             columns[_u(i)] = b if take else a
@@ -821,7 +843,25 @@ def _group_argmax(
                 group_at[_u(i)] = np.int32(i) + offset32 if take else at
     # 2. down the columns: tap t of output e reads columns[e + (t * dh - ph) * W]
     e_lo, e_hi = 0, 0
-    if kh == 3 and dh == 1:
+    if kh == 3 and dh == 1 and ph == 1:
+        # the centre row first, as above: every window holds its own value, so the row
+        # pass found a maximum everywhere, and the row above wins ties
+        e_lo = min(n, W)
+        e_hi = max(e_lo, n - W)
+        lo0, hi2 = np.int32(1), np.int32(H - 1)
+        for e in range(e_lo, e_hi):
+            r = row_of[_u(e)]
+            a, at = columns[_u(e)], group_at[_u(e)]
+            b, b_at = columns[_u(e - W)], group_at[_u(e - W)]
+            # (two selects: one of the pair, as a tuple, kept this loop 8x slower)
+            take = (r >= lo0) & (b >= a)
+            a = b if take else a
+            at = b_at if take else at
+            b, b_at = columns[_u(e + W)], group_at[_u(e + W)]
+            take = (r < hi2) & (b > a)
+            y[_u(ga + e)] = from_sortable(b if take else a)
+            indices[_u(ga + e)] = (b_at if take else at) + ga
+    elif kh == 3 and dh == 1:
         e_lo = min(n, max(0, ph * W))
         e_hi = max(e_lo, min(n, n - (2 - ph) * W))
         lo0, lo1, lo2 = np.int32(ph), np.int32(ph - 1), np.int32(ph - 2)
@@ -830,13 +870,16 @@ def _group_argmax(
             r = row_of[_u(e)]
             a, at = columns[_u(e - ph * W)], group_at[_u(e - ph * W)]
             inside = (r >= lo0) & (r < hi0) & (at >= 0)
-            a, at = (a, at) if inside else (sortable_fill, no_at)
+            a = a if inside else sortable_fill
+            at = at if inside else no_at
             b, b_at = columns[_u(e + (1 - ph) * W)], group_at[_u(e + (1 - ph) * W)]
             take = (r >= lo1) & (r < hi1) & (b_at >= 0) & ((b > a) | (at < 0))
-            a, at = (b, b_at) if take else (a, at)
+            a = b if take else a
+            at = b_at if take else at
             b, b_at = columns[_u(e + (2 - ph) * W)], group_at[_u(e + (2 - ph) * W)]
             take = (r >= lo2) & (r < hi2) & (b_at >= 0) & ((b > a) | (at < 0))
-            a, at = (b, b_at) if take else (a, at)
+            a = b if take else a
+            at = b_at if take else at
             y[_u(ga + e)] = from_sortable(a)
             indices[_u(ga + e)] = at + ga if at >= 0 else -1
     for part in range(2):
@@ -1253,9 +1296,13 @@ def _planar_tasks(
                         c = 2 * o - pw
                         a, at = to_sortable(x[_u(ra + c)]), c
                         b = to_sortable(x[_u(ra + c + 1)])
-                        a, at = (b, c + 1) if b > a else (a, at)
+                        take = b > a
+                        a = b if take else a
+                        at = c + 1 if take else at
                         b = to_sortable(x[_u(ra + c + 2)])
-                        a, at = (b, c + 2) if b > a else (a, at)
+                        take = b > a
+                        a = b if take else a
+                        at = c + 2 if take else at
                         row_values[_u(va + o)] = a
                         row_index[_u(va + o)] = at * c_step + r_index
                 elif sw == 1:
