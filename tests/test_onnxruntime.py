@@ -2,9 +2,9 @@
 
 SEMANTICS.md section 7: onnxruntime drops or mishandles NaN, computes SAME pads from the
 undilated kernel, refuses pads >= kernel, has at most 3 spatial axes and (before 1.32) no
-float16 MaxPool on x86; the cases here are float32, uint8 and int8. It also does not keep the
-first of a -0.0/+0.0 tie (measured with onnxruntime 1.31). The cases here avoid exactly those;
-everything else must agree bit for bit.
+float16 MaxPool on x86 (the cases here are float32, float64, uint8 and int8). It also does not
+keep the first of a -0.0/+0.0 tie (measured with onnxruntime 1.31). The cases here avoid
+exactly those; everything else must agree bit for bit.
 """
 
 from __future__ import annotations
