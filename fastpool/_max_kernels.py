@@ -903,8 +903,87 @@ def _group_argmax(
             indices[_u(ga + e)] = at + ga if at >= 0 else -1
 
 
+@kernel(inline="always")
+def _window_pairs(dims, itemsize):
+    """Whether the planar kernel takes 2x2 windows at stride 2 with Indices one at a time
+    (_pair_windows): on rows of at least 24 of them. On shorter rows LLVM leaves the loop
+    scalar and, there, turns the selects of the positions into branches, which the data
+    mispredict: 6x slower than the flat stretches on 14-wide rows. For 8- and 16-bit
+    elements, only with no windows across the ends of the rows (taken one tap at a time,
+    those cost more than the rest saves: 1.09-1.26x on 111 x 111 with pads 1)."""
+    pairs = (dims[P_KH] == 2 and dims[P_KW] == 2 and dims[P_SH] == 2 and dims[P_SW] == 2
+             and dims[P_DH] == 1 and dims[P_DW] == 1 and dims[P_OW] >= 24)  # fmt: skip
+    return pairs and (itemsize >= 4 or (dims[P_LO_W] == 0 and dims[P_HI_W] == dims[P_OW]))
+
+
+@kernel(inline="always")
+def _windows_exact(x, y, indices, want, dims, taps, inf_bits, fill, plane, oh, ow_from, ow_to):
+    """Windows ow_from..ow_to-1 of output row oh of a plane of the planar kernel, one at a
+    time with the exact ``replaces``: for rows holding a NaN or a -0.0, and for the
+    windows at the borders of the paths that take the others whole."""
+    H, W, OH, OW = dims[P_H], dims[P_W], dims[P_OH], dims[P_OW]
+    sh, sw, dh, dw = dims[P_SH], dims[P_SW], dims[P_DH], dims[P_DW]
+    ph, pw = dims[P_PH], dims[P_PW]
+    column_major = dims[P_COLUMN_MAJOR] != 0
+    xa = plane * H * W
+    for ow in range(ow_from, ow_to):
+        best, best_at = fill, -1
+        for th in range(taps[0, 0, oh], taps[1, 0, oh]):
+            r = oh * sh - ph + th * dh
+            for tw in range(taps[0, 1, ow], taps[1, 1, ow]):
+                c = ow * sw - pw + tw * dw
+                value = x[xa + r * W + c]
+                if best_at < 0 or replaces(value, best, inf_bits):
+                    best = value
+                    best_at = c * H + r if column_major else r * W + c
+        y[(plane * OH + oh) * OW + ow] = best
+        if want:
+            indices[(plane * OH + oh) * OW + ow] = xa + best_at if best_at >= 0 else -1
+
+
 @kernel()
-def _flat_tables(dims, row_blocks, tasks, want):
+def _pair_windows(x, y, indices, dims, taps, inf_bits, fill, plane, oh_lo, oh_hi):
+    """Output rows oh_lo..oh_hi-1 of a plane of 2x2 windows at stride 2 (VGG's), with
+    Indices: the four taps of each window written out in row-major order, so that the first
+    maximum wins with a plain ``>`` (separable passes, which carry the positions through
+    both, took twice as long)."""
+    H, W, OH, OW = dims[P_H], dims[P_W], dims[P_OH], dims[P_OW]
+    ph, pw = dims[P_PH], dims[P_PW]
+    lo_w, hi_w = dims[P_LO_W], dims[P_HI_W]
+    # a tap's position is its offset from the window's first: at_1..3
+    row_step, col_step = (1, H) if dims[P_COLUMN_MAJOR] != 0 else (W, 1)
+    at1, at2 = np.int32(col_step), np.int32(row_step)
+    at3, at0 = at1 + at2, np.int32(0)
+    xa = plane * H * W
+    for oh in range(oh_lo, oh_hi):
+        ow_from, ow_to = 0, 0
+        if taps[1, 0, oh] - taps[0, 0, oh] == 2:  # (else a row at the border)
+            ow_from, ow_to = lo_w, hi_w
+            ya = (plane * OH + oh) * OW
+            r = 2 * oh - ph
+            ra = xa + r * W - pw
+            base = xa + r * row_step - pw * col_step
+            for o in range(ow_from, ow_to):
+                a = to_sortable(x[_u(ra + 2 * o)])
+                b = to_sortable(x[_u(ra + 2 * o + 1)])
+                take = b > a
+                a = b if take else a
+                at = at1 if take else at0
+                b = to_sortable(x[_u(ra + W + 2 * o)])
+                take = b > a
+                a = b if take else a
+                at = at2 if take else at
+                b = to_sortable(x[_u(ra + W + 2 * o + 1)])
+                take = b > a
+                y[_u(ya + o)] = from_sortable(b if take else a)
+                indices[_u(ya + o)] = base + 2 * o * col_step + (at3 if take else at)
+        _windows_exact(x, y, indices, True, dims, taps, inf_bits, fill, plane, oh, 0, ow_from)
+        _windows_exact(x, y, indices, True, dims, taps, inf_bits, fill, plane, oh,
+                       max(ow_from, ow_to), OW)  # fmt: skip
+
+
+@kernel()
+def _flat_tables(dims, row_blocks, tasks, want, itemsize):
     """(group_planes, block_rows, row_of, column_of) of the planar kernel's flat stretches
     for chunks of at most ``tasks`` tasks: the planes pooled at a time (0: none), the
     output rows of a block (stride 1 with outputs of the input's size, or rows of
@@ -913,6 +992,8 @@ def _flat_tables(dims, row_blocks, tasks, want):
     output's o * sw. int32, to be compared with int32 bounds: int64 would halve the
     vector width."""
     H, W, OH, OW = dims[P_H], dims[P_W], dims[P_OH], dims[P_OW]
+    if want and _window_pairs(dims, itemsize):  # (pooled window by window)
+        return 0, 0, np.empty(0, dtype=np.int32), np.empty(0, dtype=np.int32)
     flat_rows = dims[P_FLAT_ROWS] != 0
     block_rows = max(1, min(OH, COLUMN_BLOCK // max(W, 1))) if flat_rows else 0
     n_columns, n_rows_of = block_rows * W, 0
@@ -980,6 +1061,7 @@ def _planar_tasks(
     dh, dw, ph, pw = dims[P_DH], dims[P_DW], dims[P_PH], dims[P_PW]
     column_major = dims[P_COLUMN_MAJOR] != 0
     lo_w, hi_w = dims[P_LO_W], dims[P_HI_W]
+    window_pairs = _window_pairs(dims, x.itemsize)
     # The fast paths compare sortable values (see _ordering.to_sortable)
     # (kept in the storage type: from_sortable picks its conversion by the type)
     sortable_fill = np.full(1, to_sortable(fill), dtype=x.dtype)[0]
@@ -1126,19 +1208,11 @@ def _planar_tasks(
                                       special_inf))  # fmt: skip
         if special:  # window by window, exactly
             for oh in range(oh_lo, oh_hi):
-                for ow in range(OW):
-                    best, best_at = fill, -1
-                    for th in range(taps[0, 0, oh], taps[1, 0, oh]):
-                        r = oh * sh - ph + th * dh
-                        for tw in range(taps[0, 1, ow], taps[1, 1, ow]):
-                            c = ow * sw - pw + tw * dw
-                            value = x[xa + r * W + c]
-                            if best_at < 0 or replaces(value, best, inf_bits):
-                                best = value
-                                best_at = c * H + r if column_major else r * W + c
-                    y[(plane * OH + oh) * OW + ow] = best
-                    if want:
-                        indices[(plane * OH + oh) * OW + ow] = xa + best_at if best_at >= 0 else -1
+                _windows_exact(x, y, indices, want, dims, taps, inf_bits, fill, plane, oh, 0,
+                               OW)  # fmt: skip
+
+        elif want and window_pairs:
+            _pair_windows(x, y, indices, dims, taps, inf_bits, fill, plane, oh_lo, oh_hi)
 
         elif pitch_rows:
             # Other geometries where the row pass reads rows of pitch column maxima: blocks
@@ -1386,7 +1460,7 @@ def max_pool_planar(
     chunks = min(tasks, threads)
     # the flat stretches' tables, once for all chunks
     group_planes, block_rows, row_of, column_of = _flat_tables(
-        dims, row_blocks, -(-tasks // max(chunks, 1)), want
+        dims, row_blocks, -(-tasks // max(chunks, 1)), want, x.itemsize
     )
     for chunk in prange(chunks):
         _planar_tasks(
@@ -1403,7 +1477,7 @@ def max_pool_planar_serial(
 ):  # fmt: skip
     """max_pool_planar on the calling thread (``threads`` is ignored), for small inputs."""
     planes = y.shape[0] // (dims[P_OH] * dims[P_OW])
-    group_planes, block_rows, row_of, column_of = _flat_tables(dims, 1, planes, want)
+    group_planes, block_rows, row_of, column_of = _flat_tables(dims, 1, planes, want, x.itemsize)
     _planar_tasks(
         x, bits, y, indices, want, dims, taps, inf_bits, fill, special_mask, special_inf,
         act_code, act_constants, 1, 0, planes, group_planes, block_rows, row_of, column_of,
@@ -1432,7 +1506,7 @@ def _volume_tasks(
     sd, dd, pd = geo[STRIDES, 0], geo[DILATIONS, 0], geo[PADS_BEGIN, 0]
     plane_size, out_plane = dims[P_H] * dims[P_W], dims[P_OH] * dims[P_OW]
     batch = max(1, min(OD, VOLUME_SCRATCH // max(plane_size, 1)))
-    group_planes, block_rows, row_of, column_of = _flat_tables(dims, 1, batch, False)
+    group_planes, block_rows, row_of, column_of = _flat_tables(dims, 1, batch, False, x.itemsize)
     maxima = np.empty(batch * plane_size, dtype=x.dtype)
     # (the planar kernel's arguments as it always gets them: one compiled version)
     maxima_bits = maxima.view(bits.dtype)

@@ -218,6 +218,34 @@ def test_flat_stretches(case, dtype, entry):
             check_against_reference(x, attrs, "NCHW")
 
 
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=DTYPE_IDS)
+@pytest.mark.parametrize(
+    "attrs",
+    [
+        dict(),
+        dict(pads=[1, 1, 1, 1]),
+        dict(pads=[0, 1, 1, 0]),
+        dict(ceil_mode=1),
+        dict(pads=[1, 0, 0, 1], ceil_mode=1),
+    ],
+    ids=["no-pads", "pads-1", "pads-0-1-1-0", "ceil", "pads-1-0-0-1-ceil"],
+)
+def test_window_pairs(attrs, dtype, entry):
+    """2x2 windows at stride 2 with Indices on rows of at least 24 windows (VGG's layers,
+    taken window by window), both storage orders: data with many ties (the first in
+    row-major order wins), with and without NaN, +-inf and -0.0, planes split between
+    tasks, odd and even sizes, and a fused activation, against the reference."""
+    attrs = dict(kernel_shape=[2, 2], strides=[2, 2], **attrs)
+    for seed, shape in enumerate([(2, 3, 50, 48), (1, 2, 49, 51), (1, 1, 70, 64)]):
+        for specials in (False, True):
+            x = make_input(shape, dtype, seed=seed, specials=specials, negative_zero=specials)
+            check_against_reference(x, attrs, "NCHW")
+        if np.dtype(dtype).kind == "f":  # (Relu keeps -0.0 and NaN)
+            pooled = ref_max_pool(x, **attrs)[0]
+            expected = np.where(pooled < 0, 0, pooled).astype(dtype)
+            assert_identical(fastpool.max_pool(x, activation="Relu", **attrs), expected)
+
+
 @pytest.mark.parametrize(
     "dtype", [np.float32, np.float16, np.uint8, np.int8], ids=["f32", "f16", "u8", "i8"]
 )
