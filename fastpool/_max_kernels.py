@@ -30,8 +30,10 @@ in, uses the exact ``replaces``. The common channels-first cases (stride 1; 3- a
 windows at stride 2) get loops with constant bounds and strides, which LLVM unrolls and
 vectorises; short rows are pooled as one flat stretch over many rows or planes, with masks
 instead of bounds (``_flat_rows``, inlined at the numba IR level so that it vectorises in
-place); channels last vectorises along C. A value and its position picked by one condition
-are two selects, never one select of a tuple, which cost one loop 8x.
+place); channels last vectorises along C. In the vector loops, a value and its position
+picked by one condition are two selects, not one select of a tuple, which cost one loop 8x.
+In a loop LLVM leaves scalar (rows shorter than its vector threshold), it may turn those
+selects into branches, which random data mispredict: such rows take the flat stretches.
 """
 
 from __future__ import annotations
@@ -1135,13 +1137,14 @@ def _planar_tasks(
                         columns[_u(guard + i)] = b if b > a else a
                     outside = 2
                 elif kh == 5 and dh == 1:
-                    # (pads add up to 4: any tap may need either bound)
-                    lo2, lo3, lo4 = np.int32(ph - 2), np.int32(ph - 3), np.int32(ph - 4)
-                    hi0, hi3, hi4 = np.int32(H + ph), np.int32(H + ph - 3), np.int32(H + ph - 4)
+                    # (pads add up to 4, so tap 0 needs only its lower bound and tap 4
+                    # only its upper one; the others may need either)
+                    lo2, lo3 = np.int32(ph - 2), np.int32(ph - 3)
+                    hi3, hi4 = np.int32(H + ph - 3), np.int32(H + ph - 4)
                     for i in range(safe_lo, safe_hi):
                         r = row_of[_u(i)]
                         a = to_sortable(x[_u(ga + i - ph * W)])
-                        a = a if r >= row_lo0 and r < hi0 else sortable_fill
+                        a = a if r >= row_lo0 else sortable_fill
                         b = to_sortable(x[_u(ga + i + (1 - ph) * W)])
                         b = b if r >= row_lo1 and r < row_hi1 else sortable_fill
                         a = b if b > a else a
@@ -1152,7 +1155,7 @@ def _planar_tasks(
                         b = b if r >= lo3 and r < hi3 else sortable_fill
                         a = b if b > a else a
                         b = to_sortable(x[_u(ga + i + (4 - ph) * W)])
-                        b = b if r >= lo4 and r < hi4 else sortable_fill
+                        b = b if r < hi4 else sortable_fill
                         columns[_u(guard + i)] = b if b > a else a
                     outside = 2
                 else:
