@@ -948,7 +948,7 @@ def _pair_windows(x, y, indices, dims, taps, inf_bits, fill, plane, oh_lo, oh_hi
     """Output rows oh_lo..oh_hi-1 of a plane of 2x2 windows at stride 2 (VGG's), with
     Indices: the four taps of each window written out in row-major order, so that the first
     maximum wins with a plain ``>`` (separable passes, which carry the positions through
-    both, took twice as long)."""
+    both, took up to twice as long: this loop measured 0.55-0.84 of their time)."""
     H, W, OH, OW = dims[P_H], dims[P_W], dims[P_OH], dims[P_OW]
     ph, pw = dims[P_PH], dims[P_PW]
     lo_w, hi_w = dims[P_LO_W], dims[P_HI_W]
