@@ -218,6 +218,19 @@ def test_flat_stretches(case, dtype, entry):
             check_against_reference(x, attrs, "NCHW")
 
 
+def check_with_ties_and_relu(attrs, dtype, shapes):
+    """NCHW inputs of these shapes with many ties, with and without NaN, +-inf and -0.0,
+    against the reference in both storage orders, and with Relu fused (floats)."""
+    for seed, shape in enumerate(shapes):
+        for specials in (False, True):
+            x = make_input(shape, dtype, seed=seed, specials=specials, negative_zero=specials)
+            check_against_reference(x, attrs, "NCHW")
+        if np.dtype(dtype).kind == "f":  # (Relu keeps -0.0 and NaN)
+            pooled = ref_max_pool(x, **attrs)[0]
+            expected = np.where(pooled < 0, 0, pooled).astype(dtype)
+            assert_identical(fastpool.max_pool(x, activation="Relu", **attrs), expected)
+
+
 @pytest.mark.parametrize("dtype", ALL_DTYPES, ids=DTYPE_IDS)
 @pytest.mark.parametrize(
     "attrs",
@@ -236,14 +249,31 @@ def test_window_pairs(attrs, dtype, entry):
     row-major order wins), with and without NaN, +-inf and -0.0, planes split between
     tasks, odd and even sizes, and a fused activation, against the reference."""
     attrs = dict(kernel_shape=[2, 2], strides=[2, 2], **attrs)
-    for seed, shape in enumerate([(2, 3, 50, 48), (1, 2, 49, 51), (1, 1, 70, 64)]):
-        for specials in (False, True):
-            x = make_input(shape, dtype, seed=seed, specials=specials, negative_zero=specials)
-            check_against_reference(x, attrs, "NCHW")
-        if np.dtype(dtype).kind == "f":  # (Relu keeps -0.0 and NaN)
-            pooled = ref_max_pool(x, **attrs)[0]
-            expected = np.where(pooled < 0, 0, pooled).astype(dtype)
-            assert_identical(fastpool.max_pool(x, activation="Relu", **attrs), expected)
+    check_with_ties_and_relu(attrs, dtype, [(2, 3, 50, 48), (1, 2, 49, 51), (1, 1, 70, 64)])
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=DTYPE_IDS)
+@pytest.mark.parametrize(
+    "attrs",
+    [
+        dict(),
+        dict(pads=[1, 1, 1, 1]),
+        dict(pads=[0, 1, 1, 0]),
+        dict(pads=[2, 2, 2, 2]),
+        dict(ceil_mode=1),
+        dict(pads=[2, 0, 1, 2], ceil_mode=1),
+    ],
+    ids=["no-pads", "pads-1", "pads-0-1-1-0", "pads-2", "ceil", "pads-2-0-1-2-ceil"],
+)
+def test_window_triples(attrs, dtype, entry):
+    """3x3 windows at stride 2 with Indices on rows of at least 24 windows (column-major:
+    the column maximum's tap row and the first of the window's columns equal to the
+    maximum; row-major: the flat stretches), both storage orders: data with many ties (the
+    first in row-major order wins), with and without NaN, +-inf and -0.0, windows with one
+    column or row inside (pads 2), planes split between tasks, odd and even sizes, and a
+    fused activation, against the reference."""
+    attrs = dict(kernel_shape=[3, 3], strides=[2, 2], **attrs)
+    check_with_ties_and_relu(attrs, dtype, [(2, 3, 50, 49), (1, 2, 51, 52), (1, 1, 70, 64)])
 
 
 @pytest.mark.parametrize(
