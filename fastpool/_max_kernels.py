@@ -1165,9 +1165,11 @@ def _planar_tasks(
     position of each (the first down its column), the row pass keeping the largest and, of
     equal ones, the smallest position; at stride 1 with outputs of the input's size along
     the rows first, tap by tap. Otherwise (column-major) they are pooled along the rows
-    first, so that the first maximum in row-major window order wins. All compare the
-    sortable form of the values (a plain ``>``; 16-bit floats get it with two bit
-    operations instead of the exact key of every comparison).
+    first, so that the first maximum in row-major window order wins. On rows of at least
+    24 windows at stride 2, 2x2 windows in either storage order (``_pair_windows``) and
+    3x3 ones with column-major Indices (``_triple_windows``) are pooled window by window.
+    All compare the sortable form of the values (a plain ``>``; 16-bit floats get it with
+    two bit operations instead of the exact key of every comparison).
     """
     H, W, OH, OW = dims[P_H], dims[P_W], dims[P_OH], dims[P_OW]
     kh, kw, sh, sw = dims[P_KH], dims[P_KW], dims[P_SH], dims[P_SW]
@@ -1211,11 +1213,12 @@ def _planar_tasks(
     pairs = np.empty(OW + kw if sw == 2 else 0, dtype=x.dtype)
     row_values = np.empty(0, dtype=x.dtype)
     row_index = np.empty(0, dtype=np.int64)
-    n_triples = OW if want and window_triples else -1  # (the odd columns; one more even)
-    even_max = np.empty(n_triples + 1, dtype=x.dtype)
-    even_key = np.empty(n_triples + 1, dtype=np.int32)
-    odd_max = np.empty(max(n_triples, 0), dtype=x.dtype)
-    odd_key = np.empty(max(n_triples, 0), dtype=np.int32)
+    # _triple_windows' column maxima and keys: OW odd columns, OW + 1 even ones
+    n_odd = OW if want and window_triples else 0
+    even_max = np.empty(n_odd + 1 if n_odd > 0 else 0, dtype=x.dtype)
+    even_key = np.empty(even_max.shape[0], dtype=np.int32)
+    odd_max = np.empty(n_odd, dtype=x.dtype)
+    odd_key = np.empty(n_odd, dtype=np.int32)
     task = first_task
     while task < last_task:
         if group_planes > 0:
