@@ -127,6 +127,13 @@ def ort_follows_contract(call, x) -> bool:
         return False  # refused
     if attrs.get("auto_pad", "").startswith("SAME") and max(attrs.get("dilations", [1])) > 1:
         return False  # pads from the undilated kernel
+    if attrs.get("auto_pad", "").startswith("SAME"):
+        # strides above the kernel make its pads (out - 1) * stride + kernel - in negative:
+        # refused, or a shape that differs from its own shape inference
+        strides = attrs.get("strides", [1] * rank)
+        for size, k, s in zip(shape[2:], attrs["kernel_shape"], strides):
+            if (-(-size // s) - 1) * s + k - size < 0:
+                return False
     shape_attrs = {k: v for k, v in attrs.items() if k != "storage_order"}
     return 0 not in fastpool.pool_output_shape(shape, **shape_attrs)
 
@@ -139,6 +146,12 @@ def ort_follows_contract(call, x) -> bool:
 @example(dict(shape=(1, 1, 3), dtype=np.dtype(np.float32), layout="NCHW",
               attrs=dict(kernel_shape=[2], pads=[5, 5]), order="C", seed=0,
               specials=True))  # fmt: skip
+@example(dict(shape=(1, 1, 1, 1, 3), dtype=np.dtype(np.float32), layout="NCHW",
+              attrs=dict(kernel_shape=[1, 1, 1], strides=[1, 1, 3], auto_pad="SAME_UPPER",
+                         storage_order=1), order="C", seed=0, specials=False))  # fmt: skip
+@example(dict(shape=(1, 1, 1, 1, 2), dtype=np.dtype(np.float32), layout="NCHW",
+              attrs=dict(kernel_shape=[1, 1, 1], strides=[1, 1, 2], auto_pad="SAME_UPPER"),
+              order="C", seed=0, specials=False))  # fmt: skip
 def test_max_pool_matches_reference(call):
     logical = make_data(call["shape"], call["dtype"], call["seed"], call["specials"])
     x = in_memory_order(logical, call["order"])
