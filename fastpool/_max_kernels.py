@@ -1019,15 +1019,14 @@ def _triple_windows(x, y, indices, dims, taps, sortable_fill, plane, oh_lo, oh_h
     equal ones) and a key for its tap row, 4 * t, in two buffers, the even columns and the
     odd ones (so that both passes read contiguous memory); the pass along the row takes
     the plain maximum of a window's three columns and then, of the columns equal to it,
-    the smallest key + column tap: the first maximum in row-major window order, whatever
-    the storage order of the index (for column-major Indices this measured 0.35-0.66 of
-    the time of the rows-first path: float32, float16, uint8, float64). Columns in the
-    pads hold ``fill`` with key 12, which loses every tie; a window whose key stays 12 or
-    more has no tap inside (index -1).
+    the smallest key + column tap: the first maximum in row-major window order, written
+    out as a column-major index (this measured 0.35-0.66 of the time of the rows-first
+    path: float32, float16, uint8, float64). Columns in the pads hold ``fill`` with key
+    12, which loses every tie; a window whose key stays 12 or more has no tap inside
+    (index -1).
     """
     H, W, OH, OW = dims[P_H], dims[P_W], dims[P_OH], dims[P_OW]
     ph, pw = dims[P_PH], dims[P_PW]
-    row_step, col_step = (1, H) if dims[P_COLUMN_MAJOR] != 0 else (W, 1)
     # buffer column i is input column i - pw; the pairs 2k, 2k + 1 with both inside the
     # input are taken in one loop, the others (at most one at each end) one at a time
     n_columns = 2 * OW + 1
@@ -1036,15 +1035,10 @@ def _triple_windows(x, y, indices, dims, taps, sortable_fill, plane, oh_lo, oh_h
     k_lo = (c_lo + 1) // 2
     k_hi = max(k_lo, c_hi // 2)
     outside = np.int32(12)
-    for i in range(c_lo):
-        if i % 2 == 0:
+    for i in range(n_columns):  # the columns in the pads
+        if (i < c_lo or i >= c_hi) and i % 2 == 0:
             even_max[i // 2], even_key[i // 2] = sortable_fill, outside
-        else:
-            odd_max[i // 2], odd_key[i // 2] = sortable_fill, outside
-    for i in range(c_hi, n_columns):
-        if i % 2 == 0:
-            even_max[i // 2], even_key[i // 2] = sortable_fill, outside
-        else:
+        elif i < c_lo or i >= c_hi:
             odd_max[i // 2], odd_key[i // 2] = sortable_fill, outside
     xa = plane * H * W
     for oh in range(oh_lo, oh_hi):
@@ -1079,7 +1073,7 @@ def _triple_windows(x, y, indices, dims, taps, sortable_fill, plane, oh_lo, oh_h
             k = c_hi // 2
             i = c_hi - 1
             even_max[k], even_key[k] = _column3(x, ra0 + i, ra1 + i, ra2 + i, key_0, key_1, key_2)
-        base = xa + r0 * row_step - pw * col_step
+        base = xa + r0 - pw * H  # (column-major: column c, row r at c * H + r)
         for o in range(OW):
             a = even_max[_u(o)]
             b = odd_max[_u(o)]
@@ -1091,7 +1085,7 @@ def _triple_windows(x, y, indices, dims, taps, sortable_fill, plane, oh_lo, oh_h
             kc = even_key[_u(o + 1)] + np.int32(2) if c == m else outside
             key = min(min(ka, kb), kc)
             y[_u(ya + o)] = from_sortable(m)
-            at = base + (2 * o + (key & 3)) * col_step + (key >> 2) * row_step
+            at = base + (2 * o + (key & 3)) * H + (key >> 2)
             indices[_u(ya + o)] = at if key < outside else -1
 
 

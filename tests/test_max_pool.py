@@ -231,18 +231,23 @@ def check_with_ties_and_relu(attrs, dtype, shapes):
             assert_identical(fastpool.max_pool(x, activation="Relu", **attrs), expected)
 
 
+# Attributes of the window-by-window paths at stride 2 (pads below both kernels), by test id
+STRIDE_2_WINDOWS = {
+    "no-pads": dict(),
+    "pads-1": dict(pads=[1, 1, 1, 1]),
+    "pads-0-1-1-0": dict(pads=[0, 1, 1, 0]),
+    "ceil": dict(ceil_mode=1),
+}
+PAIR_WINDOWS = {**STRIDE_2_WINDOWS, "pads-1-0-0-1-ceil": dict(pads=[1, 0, 0, 1], ceil_mode=1)}
+TRIPLE_WINDOWS = {
+    **STRIDE_2_WINDOWS,
+    "pads-2": dict(pads=[2, 2, 2, 2]),
+    "pads-2-0-1-2-ceil": dict(pads=[2, 0, 1, 2], ceil_mode=1),
+}
+
+
 @pytest.mark.parametrize("dtype", ALL_DTYPES, ids=DTYPE_IDS)
-@pytest.mark.parametrize(
-    "attrs",
-    [
-        dict(),
-        dict(pads=[1, 1, 1, 1]),
-        dict(pads=[0, 1, 1, 0]),
-        dict(ceil_mode=1),
-        dict(pads=[1, 0, 0, 1], ceil_mode=1),
-    ],
-    ids=["no-pads", "pads-1", "pads-0-1-1-0", "ceil", "pads-1-0-0-1-ceil"],
-)
+@pytest.mark.parametrize("attrs", list(PAIR_WINDOWS.values()), ids=list(PAIR_WINDOWS))
 def test_window_pairs(attrs, dtype, entry):
     """2x2 windows at stride 2 with Indices on rows of at least 24 windows (VGG's layers,
     taken window by window), both storage orders: data with many ties (the first in
@@ -253,18 +258,7 @@ def test_window_pairs(attrs, dtype, entry):
 
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES, ids=DTYPE_IDS)
-@pytest.mark.parametrize(
-    "attrs",
-    [
-        dict(),
-        dict(pads=[1, 1, 1, 1]),
-        dict(pads=[0, 1, 1, 0]),
-        dict(pads=[2, 2, 2, 2]),
-        dict(ceil_mode=1),
-        dict(pads=[2, 0, 1, 2], ceil_mode=1),
-    ],
-    ids=["no-pads", "pads-1", "pads-0-1-1-0", "pads-2", "ceil", "pads-2-0-1-2-ceil"],
-)
+@pytest.mark.parametrize("attrs", list(TRIPLE_WINDOWS.values()), ids=list(TRIPLE_WINDOWS))
 def test_window_triples(attrs, dtype, entry):
     """3x3 windows at stride 2 with Indices on rows of at least 24 windows (column-major:
     the column maximum's tap row and the first of the window's columns equal to the

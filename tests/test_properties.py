@@ -125,9 +125,9 @@ def ort_follows_contract(call, x) -> bool:
     if any(p >= k for p, k in zip(attrs.get("pads", [0] * 2 * rank),
                                   attrs["kernel_shape"] * 2)):  # fmt: skip
         return False  # refused
-    if attrs.get("auto_pad", "").startswith("SAME") and max(attrs.get("dilations", [1])) > 1:
-        return False  # pads from the undilated kernel
     if attrs.get("auto_pad", "").startswith("SAME"):
+        if max(attrs.get("dilations", [1])) > 1:
+            return False  # pads from the undilated kernel
         # strides above the kernel make its pads (out - 1) * stride + kernel - in negative:
         # refused, or a shape that differs from its own shape inference
         strides = attrs.get("strides", [1] * rank)
