@@ -1152,17 +1152,35 @@ def _flat_tables(dims, row_blocks, tasks, want, itemsize):
         group_planes = max(1, min(COLUMN_BLOCK // dims[P_GROUP_VALUES], tasks))
         n_columns = max(n_columns, group_planes * OH * OW)
         n_rows_of = group_planes * H * W if flat_columns else 0
+    # Both tables repeat with a period (a plane, an output row): one period is written,
+    # then copied onto the rest in doubling runs, which vectorise. (Written value by value,
+    # they took 3.7 us for the 4,096 values of 7x7 planes at stride 1, before any thread
+    # started: a fifth of such a call's kernel time.)
     row_of = np.empty(n_rows_of, dtype=np.int32)
-    for r in range(n_rows_of // max(W, 1)):
-        for c in range(W):
-            row_of[r * W + c] = r % H
+    if n_rows_of > 0:
+        for r in range(H):
+            for c in range(W):
+                row_of[r * W + c] = r
+        _repeat_period(row_of, H * W)
     column_of = np.empty(n_columns, dtype=np.int32)
-    e = 0
-    while e < n_columns:
+    if n_columns > 0:
         for o in range(OW):
-            column_of[e + o] = o * dims[P_SW]
-        e += OW
+            column_of[o] = o * dims[P_SW]
+        _repeat_period(column_of, OW)
     return group_planes, block_rows, row_of, column_of
+
+
+@kernel(inline="always")
+def _repeat_period(table, period):
+    """Copy table[:period] onto the rest of table (whose length is a multiple of period)."""
+    filled = period
+    while filled < table.shape[0]:
+        # (element by element: a slice assignment within one array went through a
+        # temporary copy, seven times slower)
+        count = min(filled, table.shape[0] - filled)
+        for e in range(count):
+            table[_u(filled + e)] = table[_u(e)]
+        filled += count
 
 
 @kernel()
