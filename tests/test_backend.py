@@ -203,3 +203,39 @@ def test_multiprocessing_pool(method, tmp_path):
         assert done.returncode == 0, done.stderr[-3000:]
         assert done.stdout.split() == [method, "True"], done.stdout + done.stderr[-2000:]
         assert "Terminating" not in done.stderr
+
+
+THREAD_COUNT_SCRIPT = """
+import numba
+import numpy as np
+import fastpool
+from fastpool import _max_kernels
+
+given = []
+real = _max_kernels.max_pool_planar
+
+def spy(*args):
+    given.append(args[-1])  # the thread count, the entries' last argument
+    return real(*args)
+
+_max_kernels.max_pool_planar = spy
+x = np.random.default_rng(0).standard_normal((1, 16, 64, 64)).astype(np.float32)
+expected = fastpool.max_pool(x[:, :1], [3, 3])
+ys = [fastpool.max_pool(x, [3, 3])]  # the first parallel call: numba's pool not started
+numba.set_num_threads(1)
+ys.append(fastpool.max_pool(x, [3, 3]))
+numba.set_num_threads(2)
+ys.append(fastpool.max_pool(x, [3, 3]))
+print(*given, all(np.array_equal(y, ys[0]) for y in ys))
+"""
+
+
+def test_parallel_entries_get_numbas_thread_count():
+    """numba.set_num_threads is honoured: each parallel call is given the calling thread's
+    count, on the first call of a process (before numba's thread pool has started) and
+    after set_num_threads, with the same results."""
+    env = dict(os.environ, NUMBA_NUM_THREADS="2")
+    done = subprocess.run([sys.executable, "-c", THREAD_COUNT_SCRIPT], env=env,
+                          capture_output=True, text=True, timeout=900)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split() == ["2", "1", "2", "True"], done.stdout
