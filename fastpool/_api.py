@@ -469,17 +469,16 @@ def _execute(plan: _Plan, array: np.ndarray, y, indices, fused: tuple | None):
         flat_indices = indices.reshape(-1) if plan.return_indices else _NO_INDICES
         serial = array.size + y.size < _SERIAL_BELOW
         act_code, act_constants = fused if fused is not None else (-1, plan.no_constants)
+        # x's bits, for the NaN and -0.0 check of the kernels other than the general one
+        bits = None if plan.bits_dtype is None else flat_x.view(plan.bits_dtype)
         if plan.kernel == "planar":
-            bits = flat_x.view(plan.bits_dtype)
             _launch(_max_kernels.max_pool_planar_serial, _max_kernels.max_pool_planar, serial,
                     flat_x, bits, flat_y, flat_indices, plan.return_indices,
                     *plan.kernel_args, act_code, act_constants)  # fmt: skip
         elif plan.kernel == "volume":
-            bits = flat_x.view(plan.bits_dtype)
             _launch(_max_kernels.max_pool_volume_serial, _max_kernels.max_pool_volume, serial,
                     flat_x, bits, flat_y, *plan.kernel_args, act_code, act_constants)  # fmt: skip
         elif plan.kernel == "channels_last":
-            bits = flat_x.view(plan.bits_dtype)
             _launch(_max_kernels.max_pool_channels_last_serial,
                     _max_kernels.max_pool_channels_last, serial, flat_x, bits, flat_y,
                     *plan.kernel_args, act_code, act_constants)  # fmt: skip
