@@ -36,6 +36,18 @@ def geomean(values):
     return float(np.exp(np.mean(np.log(values)))) if values else float("nan")
 
 
+def cpu_model() -> str:
+    """The processor's name (Linux), as the ratios depend on it: the same kernels compare
+    differently with onnxruntime's on an AMD and on an Intel machine."""
+    try:
+        for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown processor"
+
+
 def table(rows):
     peers = [p for p in ("onnxruntime", "torch") if any(p in r["seconds"] for r in rows)]
     lines = [
@@ -58,7 +70,8 @@ def table(rows):
         summary.append(
             f"fastpool / {p}: geometric mean {geomean(ratios):.2f} over {len(ratios)} cases"
         )
-    machine = f"{platform.machine()}, {os.cpu_count()} cores, {platform.python_version()}"
+    machine = (f"{cpu_model()}, {platform.machine()}, {os.cpu_count()} cores, "
+               f"Python {platform.python_version()}")  # fmt: skip
     date = datetime.date.today().isoformat()
     return "\n".join(
         [
