@@ -837,6 +837,43 @@ def _flat_rows_argmax(
 
 
 @kernel(inline="always")
+def _as_column_major(indices, lo, hi, base, span, H, W):
+    """indices[lo:hi], flat row-major indices (-1: none) into planes of H x W that lie
+    in [base, base + span) (base: a plane's start), made column-major: row r, column c of
+    plane p, at p * H * W + r * W + c, moves to p * H * W + c * H + r. (The flat stretches
+    find the first maximum by the smallest row-major position.)
+
+    The divisions are multiplications by a reciprocal, which vectorise: (d + 0.5) / n lies
+    at least 0.5 / n from an integer, more than the rounding of the product, so truncating
+    it gives d // n exactly: in float32 for d below 2**21 (16 lanes of int32 arithmetic;
+    the rounding stays below 0.25 / n), else in float64 (below 2**50)."""
+    plane_size = H * W
+    if plane_size == 0:  # (an empty plane: every index is -1 already)
+        return
+    if span < (1 << 21):
+        per_row, per_plane = np.float32(1.0 / W), np.float32(1.0 / H)
+        half = np.float32(0.5)
+        W32, H32, size32 = np.int32(W), np.int32(H), np.int32(plane_size)
+        for e in range(lo, hi):
+            q = indices[_u(e)]
+            d = np.int32(q - base)
+            rows = np.int32((np.float32(d) + half) * per_row)
+            plane = np.int32((np.float32(rows) + half) * per_plane)
+            r = rows - plane * H32
+            c = d - rows * W32
+            indices[_u(e)] = base + (plane * size32 + c * H32 + r) if q >= 0 else -1
+        return
+    per_plane, per_row = 1.0 / plane_size, 1.0 / W
+    for e in range(lo, hi):
+        q = indices[_u(e)]
+        plane = np.int64((q + 0.5) * per_plane)
+        in_plane = q - plane * plane_size
+        r = np.int64((in_plane + 0.5) * per_row)
+        c = in_plane - r * W
+        indices[_u(e)] = plane * plane_size + c * H + r if q >= 0 else -1
+
+
+@kernel(inline="always")
 def _group_argmax(
     x, ga, n, columns, group_at, positions, column_of, row_of, y, indices, H, W, kh, kw, dh,
     dw, ph, pw, sortable_fill,
@@ -1050,13 +1087,12 @@ def _pair_windows(x, y, indices, dims, taps, inf_bits, fill, plane, oh_lo, oh_hi
 
 @kernel(inline="always")
 def _window_triples(dims):
-    """Whether the planar kernel takes 3x3 windows at stride 2 with column-major Indices
-    through _triple_windows: on rows of at least 24 of them (as _window_pairs, whose loops
-    went scalar, with branches, on shorter rows; not measured for this one). Row-major
-    Indices keep the flat stretches: against those this path measured 0.82-1.30."""
+    """Whether the planar kernel takes 3x3 windows at stride 2 with Indices through
+    _triple_windows: on rows of at least 48 of them. On an Intel Xeon (AVX-512), against
+    the flat stretches (with row-major Indices), this path took 0.70-0.88 of the time on
+    rows of 54 to 56 windows (planes of 109 to 112), but 1.3-1.7x on rows of 26 to 28."""
     return (dims[P_KH] == 3 and dims[P_KW] == 3 and dims[P_SH] == 2 and dims[P_SW] == 2
-            and dims[P_DH] == 1 and dims[P_DW] == 1 and dims[P_OW] >= 24
-            and dims[P_COLUMN_MAJOR] != 0)  # fmt: skip
+            and dims[P_DH] == 1 and dims[P_DW] == 1 and dims[P_OW] >= 48)  # fmt: skip
 
 
 @kernel(inline="always")
@@ -1084,13 +1120,14 @@ def _triple_windows(x, y, indices, dims, taps, sortable_fill, plane, oh_lo, oh_h
     odd ones (so that both passes read contiguous memory); the pass along the row takes
     the plain maximum of a window's three columns and then, of the columns equal to it,
     the smallest key + column tap: the first maximum in row-major window order, written
-    out as a column-major index (this measured 0.35-0.66 of the time of the rows-first
-    path: float32, float16, uint8, float64). Columns in the pads hold ``fill`` with key
-    12, which loses every tie; a window whose key stays 12 or more has no tap inside
-    (index -1).
+    out as a row-major or column-major index (column-major: this measured 0.35-0.66 of the
+    time of the rows-first path: float32, float16, uint8, float64). Columns in the pads
+    hold ``fill`` with key 12, which loses every tie; a window whose key stays 12 or more
+    has no tap inside (index -1).
     """
     H, W, OH, OW = dims[P_H], dims[P_W], dims[P_OH], dims[P_OW]
     ph, pw = dims[P_PH], dims[P_PW]
+    column_major = dims[P_COLUMN_MAJOR] != 0
     # buffer column i is input column i - pw; the pairs 2k, 2k + 1 with both inside the
     # input are taken in one loop, the others (at most one at each end) one at a time
     n_columns = 2 * OW + 1
@@ -1137,20 +1174,38 @@ def _triple_windows(x, y, indices, dims, taps, sortable_fill, plane, oh_lo, oh_h
             k = c_hi // 2
             i = c_hi - 1
             even_max[k], even_key[k] = _column3(x, ra0 + i, ra1 + i, ra2 + i, key_0, key_1, key_2)
-        base = xa + r0 - pw * H  # (column-major: column c, row r at c * H + r)
-        for o in range(OW):
-            a = even_max[_u(o)]
-            b = odd_max[_u(o)]
-            c = even_max[_u(o + 1)]
-            m = b if b > a else a
-            m = c if c > m else m
-            ka = even_key[_u(o)] if a == m else outside
-            kb = odd_key[_u(o)] + np.int32(1) if b == m else outside
-            kc = even_key[_u(o + 1)] + np.int32(2) if c == m else outside
-            key = min(min(ka, kb), kc)
-            y[_u(ya + o)] = from_sortable(m)
-            at = base + (2 * o + (key & 3)) * H + (key >> 2)
-            indices[_u(ya + o)] = at if key < outside else -1
+        # (tap row 0, buffer column 0; a loop for each order, with one multiplication
+        # each: one loop for both, with two, took 1.05-1.07x the time on 109x109 to 112x112)
+        if column_major:
+            at = xa + r0 - pw * H
+            for o in range(OW):
+                a = even_max[_u(o)]
+                b = odd_max[_u(o)]
+                c = even_max[_u(o + 1)]
+                m = b if b > a else a
+                m = c if c > m else m
+                ka = even_key[_u(o)] if a == m else outside
+                kb = odd_key[_u(o)] + np.int32(1) if b == m else outside
+                kc = even_key[_u(o + 1)] + np.int32(2) if c == m else outside
+                key = min(min(ka, kb), kc)
+                y[_u(ya + o)] = from_sortable(m)
+                won = at + (key >> 2) + (2 * o + (key & 3)) * H
+                indices[_u(ya + o)] = won if key < outside else -1
+        else:
+            at = xa + r0 * W - pw
+            for o in range(OW):
+                a = even_max[_u(o)]
+                b = odd_max[_u(o)]
+                c = even_max[_u(o + 1)]
+                m = b if b > a else a
+                m = c if c > m else m
+                ka = even_key[_u(o)] if a == m else outside
+                kb = odd_key[_u(o)] + np.int32(1) if b == m else outside
+                kc = even_key[_u(o + 1)] + np.int32(2) if c == m else outside
+                key = min(min(ka, kb), kc)
+                y[_u(ya + o)] = from_sortable(m)
+                won = at + (key >> 2) * W + 2 * o + (key & 3)
+                indices[_u(ya + o)] = won if key < outside else -1
 
 
 @kernel()
@@ -1168,15 +1223,13 @@ def _flat_tables(dims, row_blocks, tasks, want, itemsize):
     flat_rows = dims[P_FLAT_ROWS] != 0
     block_rows = max(1, min(OH, COLUMN_BLOCK // max(W, 1))) if flat_rows else 0
     n_columns, n_rows_of = block_rows * W, 0
-    # (with Indices: row-major ones only)
-    indices_too = dims[P_COLUMN_MAJOR] == 0
     pitch_rows = dims[P_PITCH_ROWS]
-    if (pitch_rows == 1 and not want) or (pitch_rows != 0 and want and indices_too):
+    if (pitch_rows == 1 and not want) or (pitch_rows != 0 and want):
         block_rows = max(1, min(OH, COLUMN_BLOCK // dims[P_PITCH]))
         n_columns = block_rows * OW
     group_planes = 0
     flat_columns = flat_rows and OH == H
-    if dims[P_GROUP_VALUES] > 0 and row_blocks == 1 and (not want or indices_too):
+    if dims[P_GROUP_VALUES] > 0 and row_blocks == 1:
         group_planes = max(1, min(COLUMN_BLOCK // dims[P_GROUP_VALUES], tasks))
         n_columns = max(n_columns, group_planes * OH * OW)
         n_rows_of = group_planes * H * W if flat_columns else 0
@@ -1237,13 +1290,16 @@ def _planar_tasks(
     - otherwise row by row, through a row buffer padded with ``fill`` (never larger than a
       real value, so padding never wins).
 
-    Row-major Indices take the flat stretches too: on rows of pitch column maxima with the
-    position of each (the first down its column), the row pass keeping the largest and, of
-    equal ones, the smallest position; at stride 1 with outputs of the input's size along
-    the rows first, tap by tap. Otherwise (column-major) they are pooled along the rows
-    first, so that the first maximum in row-major window order wins. On rows of at least
-    24 windows at stride 2, 2x2 windows in either storage order (``_pair_windows``) and
-    3x3 ones with column-major Indices (``_triple_windows``) are pooled window by window.
+    Indices take the flat stretches too: on rows of pitch column maxima with the position
+    of each (the first down its column), the row pass keeping the largest and, of equal
+    ones, the smallest row-major position; at stride 1 with outputs of the input's size
+    along the rows first, tap by tap. Column-major Indices are made from those at the end
+    (``_as_column_major``: through the rows-first path below, they took 4-14x the time of
+    the values on planes of 12x12 to 28x28 on an Intel Xeon, whose loops over rows that
+    short stay scalar). Where the flat stretches do not apply, Indices are pooled along
+    the rows first, so that the first maximum in row-major window order wins. At stride
+    2, 2x2 windows on rows of at least 24 (``_pair_windows``) and 3x3 ones on rows of at
+    least 48 (``_triple_windows``) are pooled window by window, in either storage order.
     All compare the sortable form of the values (a plain ``>``; 16-bit floats get it with
     two bit operations instead of the exact key of every comparison).
     """
@@ -1385,6 +1441,9 @@ def _planar_tasks(
                                   even_at, free_taps)  # fmt: skip
             if not special:
                 n_out = (g_to - task) * OH * OW
+                if want and column_major:
+                    _as_column_major(indices, task * OH * OW, task * OH * OW + n_out, ga, n,
+                                     H, W)  # fmt: skip
                 if act_code >= 0:
                     _activate_range(y, act_code, act_constants, task * OH * OW,
                                     task * OH * OW + n_out)  # fmt: skip
@@ -1431,6 +1490,9 @@ def _planar_tasks(
                                       (b_hi - b_lo) * OW, guard, held, sw, kw, dw, pw,
                                       sortable_fill, xa, evens, even_at,
                                       free_taps)  # fmt: skip
+                    if column_major:
+                        _as_column_major(indices, u_from * OW, (u_from + b_hi - b_lo) * OW,
+                                         xa, H * W, H, W)  # fmt: skip
                 else:
                     _flat_rows(columns, column_of, y, u_from * OW, (b_hi - b_lo) * OW, guard,
                                held, sw, kw, dw, pw, sortable_fill, evens, free_taps)  # fmt: skip

@@ -260,14 +260,40 @@ def test_window_pairs(attrs, dtype, entry):
 @pytest.mark.parametrize("dtype", ALL_DTYPES, ids=DTYPE_IDS)
 @pytest.mark.parametrize("attrs", list(TRIPLE_WINDOWS.values()), ids=list(TRIPLE_WINDOWS))
 def test_window_triples(attrs, dtype, entry):
-    """3x3 windows at stride 2 with Indices on rows of at least 24 windows (column-major:
-    the column maximum's tap row and the first of the window's columns equal to the
-    maximum; row-major: the flat stretches), both storage orders: data with many ties (the
+    """3x3 windows at stride 2 with Indices on rows of at least 48 windows (the column
+    maximum's tap row and the first of the window's columns equal to the maximum), and on
+    rows of 24 to 32 (the flat stretches), both storage orders: data with many ties (the
     first in row-major order wins), with and without NaN, +-inf and -0.0, windows with one
     column or row inside (pads 2), planes split between tasks, odd and even sizes, and a
     fused activation, against the reference."""
     attrs = dict(kernel_shape=[3, 3], strides=[2, 2], **attrs)
-    check_with_ties_and_relu(attrs, dtype, [(2, 3, 50, 49), (1, 2, 51, 52), (1, 1, 70, 64)])
+    shapes = [(2, 3, 20, 97), (1, 2, 31, 100), (1, 1, 70, 112), (2, 3, 50, 49), (1, 1, 51, 64)]
+    check_with_ties_and_relu(attrs, dtype, shapes)
+
+
+def test_column_major_indices_of_large_planes(entry):
+    """Column-major Indices are the flat stretches' row-major ones rewritten; on planes of
+    over 2**21 values that rewriting runs in float64. 2x3 windows at stride 2 on two planes
+    of 1,100 x 2,000 (blocks of output rows), with ties, against a numpy reference: the
+    six taps of every window side by side, the first maximum by argmax."""
+    rng = np.random.default_rng(11)
+    x = rng.integers(-50, 50, (1, 2, 1100, 2000)).astype(np.float32)
+    attrs = dict(kernel_shape=[2, 3], strides=[2, 2])
+    H, W = x.shape[2:]
+    OH, OW = (H - 2) // 2 + 1, (W - 3) // 2 + 1
+    taps = [(t, j) for t in range(2) for j in range(3)]  # row-major window order
+    stacked = np.stack([x[:, :, t : t + 2 * OH : 2, j : j + 2 * OW : 2] for t, j in taps])
+    first = np.argmax(stacked, axis=0)  # the first maximum
+    tap_row = np.array([t for t, _ in taps])[first]
+    tap_column = np.array([j for _, j in taps])[first]
+    rows = 2 * np.arange(OH)[:, None] + tap_row
+    columns = 2 * np.arange(OW)[None, :] + tap_column
+    plane_start = np.arange(2)[None, :, None, None] * H * W
+    expected_y = np.take_along_axis(stacked, first[None], axis=0)[0]
+    for storage_order, expected_i in ((0, rows * W + columns), (1, columns * H + rows)):
+        y, indices = fastpool.max_pool(x, storage_order=storage_order, return_indices=True, **attrs)
+        assert_identical(y, expected_y)
+        assert_identical(indices, plane_start + expected_i)
 
 
 @pytest.mark.parametrize(
