@@ -2034,25 +2034,20 @@ def _plane_max_exact(values, at, size, inf_bits):
     return best
 
 
-@kernel(inline="always")
-def _bits_key(b, special_mask, zero):
-    """A float's bits (signed) with the magnitude bits flipped when negative: integers ordered
-    like the numbers (-0.0 below +0.0), in b's type. Integers (special_mask 0) are their own
-    key."""
-    return same_type(b ^ (special_mask if b < 0 else zero), special_mask)
-
-
 @kernel()
 def _global_max_planes(x, bits, y, y_bits, special_mask, special_inf, inf_bits, fill, first,
                        last):  # fmt: skip
     """Planes first..last-1 of x (planes * P,) flat -> y (planes,); ``bits`` and ``y_bits``
     are the same arrays seen as signed integers of their width (see ``Storage``).
 
-    A plane is reduced as integer keys, a float's bits with the magnitude bits flipped
-    when it is negative (ordered like the numbers, -0.0 below +0.0): an integer max
-    reduction, which LLVM vectorises, unlike a float one. The largest magnitude, taken in
-    the same pass, tells whether a NaN is there. A plane with a NaN, or whose maximum is a
-    zero (-0.0 and +0.0 tie, the first wins), is scanned again exactly, in order.
+    A plane is reduced as integers, which LLVM vectorises (a float max reduction it does
+    not): the largest and the smallest of a float's bits read as a signed integer, and the
+    largest magnitude. Non-negative floats order like their bits, negative ones in reverse,
+    so the maximum is the largest bits when they are non-negative (a positive number is
+    there) and else the smallest (all are negative: the one nearest zero). The largest
+    magnitude tells whether a NaN is there. A plane with a NaN, or whose maximum is a zero
+    (-0.0 and +0.0 tie, the first wins), is scanned again exactly, in order. Integers
+    (special_mask 0) take the largest.
     """
     planes = y.shape[0]
     size = x.shape[0] // planes if planes > 0 else 0
@@ -2067,24 +2062,26 @@ def _global_max_planes(x, bits, y, y_bits, special_mask, special_inf, inf_bits, 
         # input, where that block would run off it, the plain loop goes to the plane's end
         masked = whole < size and at + whole + KEY_BLOCK <= bits.shape[0]
         plain_end = whole if masked else size
-        best = _bits_key(bits[at], special_mask, zero)
+        first_bits = bits[at]
+        largest_bits = first_bits
+        smallest_bits = first_bits
         largest = zero
         for i in range(plain_end):
             b = bits[_u(at + i)]
-            key = _bits_key(b, special_mask, zero)
-            magnitude = same_type(b & special_mask, special_mask)
-            best = key if key > best else best
-            largest = magnitude if magnitude > largest else largest
+            largest_bits = max(b, largest_bits)
+            smallest_bits = min(b, smallest_bits)
+            largest = max(same_type(b & special_mask, special_mask), largest)
         if masked:
-            first_key = best
             for i in range(KEY_BLOCK):
-                b = bits[_u(at + whole + i)]
                 inside = i < size - whole
-                key = _bits_key(b, special_mask, zero) if inside else first_key
-                magnitude = same_type(b & special_mask, special_mask) if inside else zero
-                best = key if key > best else best
-                largest = magnitude if magnitude > largest else largest
-        found = _bits_key(best, special_mask, zero)  # (the key is its own inverse)
+                # past the plane's end, its first element stands in: changes nothing
+                b = bits[_u(at + whole + i)] if inside else first_bits
+                largest_bits = max(b, largest_bits)
+                smallest_bits = min(b, smallest_bits)
+                largest = max(same_type(b & special_mask, special_mask), largest)
+        found = largest_bits
+        if special_mask != 0 and largest_bits < zero:
+            found = smallest_bits
         if largest > special_inf or (special_mask != 0 and (found & special_mask) == 0):
             y[plane] = _plane_max_exact(x, at, size, inf_bits)
         else:

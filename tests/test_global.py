@@ -84,6 +84,31 @@ def test_global_max_pool_plane_kinds(size, dtype, entry):
         )
 
 
+@pytest.mark.parametrize("size", [7, 64, 70, 130])
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=DTYPE_IDS)
+def test_global_max_pool_maximum_at_every_position(size, dtype, entry):
+    """One plane per position of the maximum, in the vector pass and in the masked last
+    block: all-negative planes (where the maximum is the smallest of the bits read as
+    integers) and mixed-sign ones, the last plane ending at the input's end."""
+    dtype = np.dtype(dtype)
+    for negative in (True, False):
+        x = np.empty((1, size, size), dtype=dtype)
+        if dtype.kind in "iu":
+            low, high = (-100, -50) if dtype.kind == "i" and negative else (0, 50)
+            x[0] = np.random.default_rng(size).integers(low, high, size=(size, size))
+            top = -10 if dtype.kind == "i" and negative else 100
+        else:
+            plane = -(np.arange(size * size) % 97 + 2.0).reshape(size, size)
+            if not negative:
+                plane = plane + 50.0
+            x[0] = plane.astype(np.float32).astype(dtype)
+            top = -1.0 if negative else 60.0
+        for position in range(size):
+            x[0, position, position] = top
+        assert_identical(fastpool.global_max_pool(x), ref_global_max_pool(x))
+        assert fastpool.global_max_pool(x).astype(np.float64).ravel().tolist() == [top] * size
+
+
 def tolerance(dtype):
     # The result is rounded once to the dtype; the reference rounds once too, but the two
     # may straddle a rounding boundary: allow one unit in the last place.
