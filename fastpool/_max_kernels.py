@@ -1117,9 +1117,12 @@ def _window_triples(dims):
     """Whether the planar kernel takes 3x3 windows at stride 2 with Indices through
     _triple_windows: on rows of at least 48 of them. On an Intel Xeon (AVX-512), against
     the flat stretches (with row-major Indices), this path took 0.70-0.88 of the time on
-    rows of 54 to 56 windows (planes of 109 to 112), but 1.3-1.7x on rows of 26 to 28."""
+    rows of 54 to 56 windows (planes of 109 to 112), but 1.3-1.7x on rows of 26 to 28.
+    Rows of under 2**29 columns only: a window's row-major offset from its row's start,
+    at most 3 * W, is kept in int32 there."""
     return (dims[P_KH] == 3 and dims[P_KW] == 3 and dims[P_SH] == 2 and dims[P_SW] == 2
-            and dims[P_DH] == 1 and dims[P_DW] == 1 and dims[P_OW] >= 48)  # fmt: skip
+            and dims[P_DH] == 1 and dims[P_DW] == 1 and dims[P_OW] >= 48
+            and dims[P_W] < (1 << 29))  # fmt: skip
 
 
 @kernel(inline="always")
@@ -1219,7 +1222,10 @@ def _triple_windows(x, y, indices, dims, taps, sortable_fill, plane, oh_lo, oh_h
                 won = at + (key >> 2) + (2 * o + (key & 3)) * H
                 indices[_u(ya + o)] = won if key < outside else -1
         else:
+            # (the offset from at in int32, which _window_triples' bound on W keeps from
+            # overflowing: in int64 the loop took 1.04x the time on 109x109 to 112x112)
             at = xa + r0 * W - pw
+            W32 = np.int32(W)
             for o in range(OW):
                 a = even_max[_u(o)]
                 b = odd_max[_u(o)]
@@ -1231,8 +1237,8 @@ def _triple_windows(x, y, indices, dims, taps, sortable_fill, plane, oh_lo, oh_h
                 kc = even_key[_u(o + 1)] + np.int32(2) if c == m else outside
                 key = min(min(ka, kb), kc)
                 y[_u(ya + o)] = from_sortable(m)
-                won = at + (key >> 2) * W + 2 * o + (key & 3)
-                indices[_u(ya + o)] = won if key < outside else -1
+                won = (key >> 2) * W32 + np.int32(2 * o) + (key & 3)
+                indices[_u(ya + o)] = at + won if key < outside else -1
 
 
 @kernel()
