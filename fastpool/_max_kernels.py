@@ -1119,7 +1119,9 @@ def _window_triples(dims):
     the flat stretches (with row-major Indices), this path took 0.70-0.88 of the time on
     rows of 54 to 56 windows (planes of 109 to 112), but 1.3-1.7x on rows of 26 to 28.
     Rows of under 2**29 columns only: a window's row-major offset from its row's start,
-    at most 3 * W, is kept in int32 there."""
+    at most 3 * W, is kept in int32 there. (The dispatcher already sends these windows on
+    rows of over 64Ki columns to the general kernel, whose scratch is smaller; the bound
+    keeps this kernel right on its own.)"""
     return (dims[P_KH] == 3 and dims[P_KW] == 3 and dims[P_SH] == 2 and dims[P_SW] == 2
             and dims[P_DH] == 1 and dims[P_DW] == 1 and dims[P_OW] >= 48
             and dims[P_W] < (1 << 29))  # fmt: skip
