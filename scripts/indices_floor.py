@@ -1,6 +1,8 @@
 """How much of the Indices path's extra time the Indices output alone explains.
 
-    python scripts/indices_floor.py [batch]     # default batch 8; needs onnx (the layers)
+    python scripts/indices_floor.py [batch] [--quick]   # default batch 8; needs onnx
+
+(``--quick``: three layers, short blocks, to check that it runs.)
 
 For each CNN layer of ``python -m fastpool bench``, times in the same process, in alternating
 blocks, with preallocated outputs: the values call (v), the call with Indices (i), and a
@@ -32,10 +34,14 @@ def geomean(values):
 
 
 def main(argv):
-    batch = int(argv[0]) if argv else 8
+    quick = "--quick" in argv
+    numbers = [arg for arg in argv if arg != "--quick"]
+    batch = int(numbers[0]) if numbers else 8
+    cases = _bench.cnn_cases(batch)[: 3 if quick else None]
+    blocks, block_seconds = (3, 0.002) if quick else (9, 0.06)
     rng = np.random.default_rng(0)
     i_over_v, floor = [], []
-    for case in _bench.cnn_cases(batch):
+    for case in cases:
         x = rng.standard_normal(case.shape).astype(np.float32)
         attrs = case.attrs
         y, indices = fastpool.max_pool(x, return_indices=True, **attrs)
@@ -49,7 +55,7 @@ def main(argv):
             ),
             "w": lambda w=written: write_int64(w),
         }
-        t = _bench.time_blocks(calls, blocks=9, block_seconds=0.06)
+        t = _bench.time_blocks(calls, blocks=blocks, block_seconds=block_seconds)
         i_over_v.append(t["i"] / t["v"])
         floor.append((t["v"] + t["w"]) / t["v"])
         print(

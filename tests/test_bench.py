@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import pathlib
 import subprocess
 import sys
 
@@ -72,3 +73,16 @@ def test_time_blocks_times_the_steady_call_not_the_wake_up():
     assert set(times) == {"sleepy", "other"}
     # A ~10 ms block of ~100 calls that began with the 20 ms call would give >= 0.3 ms.
     assert times["sleepy"] < 0.0002, times
+
+
+def test_indices_floor_script_quick():
+    """scripts/indices_floor.py (README, Benchmarks) runs and reports its ratios."""
+    pytest.importorskip("onnx")
+    script = pathlib.Path(__file__).parents[1] / "scripts" / "indices_floor.py"
+    done = subprocess.run([sys.executable, str(script), "8", "--quick"], capture_output=True,
+                          text=True, timeout=600)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = done.stdout.splitlines()
+    assert len(lines) == 4, done.stdout  # three layers and the geometric means
+    assert all(" 8x" in line and "i/(v+w)" in line for line in lines[:3]), done.stdout
+    assert lines[-1].startswith("batch 8, geometric means: i/v "), done.stdout
