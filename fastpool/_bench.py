@@ -145,6 +145,11 @@ def _torch_call(case: Case, x: np.ndarray, indices: bool):
     return lambda: pool(tensor, **kwargs)
 
 
+def geomean(values) -> float:
+    """The geometric mean of positive ratios (NaN when there are none)."""
+    return float(np.exp(np.mean(np.log(values)))) if len(values) else float("nan")
+
+
 def time_blocks(calls: dict, blocks: int = 5, block_seconds: float = 0.01) -> dict:
     """Median seconds per call of each callable, over alternating blocks, with the garbage
     collector off and, between different callables, a pause.
@@ -256,7 +261,6 @@ def main(argv: list[str]) -> int:
             ratios = [r["seconds"]["fastpool"] / r["seconds"][peer] for r in rows
                       if peer in r["seconds"]]  # fmt: skip
             if ratios:
-                geomean = float(np.exp(np.mean(np.log(ratios))))
-                print(f"geometric mean of fastpool / {peer}: {geomean:.2f} "
+                print(f"geometric mean of fastpool / {peer}: {geomean(ratios):.2f} "
                       f"over {len(ratios)} cases")  # fmt: skip
     return 0

@@ -20,6 +20,8 @@ import sys
 
 import numpy as np
 
+from fastpool._bench import geomean
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 COMMAND = [sys.executable, "-m", "fastpool", "bench", "--json"]
 START, END = "<!-- bench-table -->", "<!-- /bench-table -->"
@@ -30,10 +32,6 @@ def load(argv):
         return [json.loads(line) for line in pathlib.Path(argv[0]).read_text().splitlines()]
     out = subprocess.run(COMMAND, check=True, capture_output=True, text=True).stdout
     return [json.loads(line) for line in out.splitlines()]
-
-
-def geomean(values):
-    return float(np.exp(np.mean(np.log(values)))) if values else float("nan")
 
 
 def cpu_model() -> str:

@@ -20,6 +20,7 @@ from numba import njit, prange
 
 import fastpool
 from fastpool import _bench
+from fastpool._bench import geomean
 
 
 @njit(parallel=True)
@@ -27,10 +28,6 @@ def write_int64(out):
     """out[k] = k, on every thread numba has."""
     for k in prange(out.shape[0]):
         out[k] = k
-
-
-def geomean(values):
-    return float(np.exp(np.mean(np.log(values))))
 
 
 def main(argv):
