@@ -86,3 +86,16 @@ def test_indices_floor_script_quick():
     assert len(lines) == 4, done.stdout  # three layers and the geometric means
     assert all(" 8x" in line and "i/(v+w)" in line for line in lines[:3]), done.stdout
     assert lines[-1].startswith("batch 8, geometric means: i/v "), done.stdout
+
+
+def test_global_floor_script_quick():
+    """scripts/global_floor.py (README, Benchmarks) runs, checks its floor loop against numpy
+    and reports its ratios."""
+    script = pathlib.Path(__file__).parents[1] / "scripts" / "global_floor.py"
+    done = subprocess.run([sys.executable, str(script), "--quick"], capture_output=True,
+                          text=True, timeout=600)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = done.stdout.splitlines()
+    assert len(lines) == 3, done.stdout  # two inputs and the geometric means
+    assert all("floor/np" in line and "fp/floor" in line for line in lines[:2]), done.stdout
+    assert " threads, geometric means: fp/np " in lines[-1], done.stdout
