@@ -75,27 +75,28 @@ def test_time_blocks_times_the_steady_call_not_the_wake_up():
     assert times["sleepy"] < 0.0002, times
 
 
+def _run_script(name: str, *args: str) -> list[str]:
+    """The output lines of scripts/<name> run with args, which must succeed."""
+    script = pathlib.Path(__file__).parents[1] / "scripts" / name
+    done = subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True,
+                          timeout=600)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout.splitlines()
+
+
 def test_indices_floor_script_quick():
     """scripts/indices_floor.py (README, Benchmarks) runs and reports its ratios."""
     pytest.importorskip("onnx")
-    script = pathlib.Path(__file__).parents[1] / "scripts" / "indices_floor.py"
-    done = subprocess.run([sys.executable, str(script), "8", "--quick"], capture_output=True,
-                          text=True, timeout=600)  # fmt: skip
-    assert done.returncode == 0, done.stderr[-3000:]
-    lines = done.stdout.splitlines()
-    assert len(lines) == 4, done.stdout  # three layers and the geometric means
-    assert all(" 8x" in line and "i/(v+w)" in line for line in lines[:3]), done.stdout
-    assert lines[-1].startswith("batch 8, geometric means: i/v "), done.stdout
+    lines = _run_script("indices_floor.py", "8", "--quick")
+    assert len(lines) == 4, lines  # three layers and the geometric means
+    assert all(" 8x" in line and "i/(v+w)" in line for line in lines[:3]), lines
+    assert lines[-1].startswith("batch 8, geometric means: i/v "), lines
 
 
 def test_global_floor_script_quick():
     """scripts/global_floor.py (README, Benchmarks) runs, checks its floor loop against numpy
     and reports its ratios."""
-    script = pathlib.Path(__file__).parents[1] / "scripts" / "global_floor.py"
-    done = subprocess.run([sys.executable, str(script), "--quick"], capture_output=True,
-                          text=True, timeout=600)  # fmt: skip
-    assert done.returncode == 0, done.stderr[-3000:]
-    lines = done.stdout.splitlines()
-    assert len(lines) == 3, done.stdout  # two inputs and the geometric means
-    assert all("floor/np" in line and "fp/floor" in line for line in lines[:2]), done.stdout
-    assert " threads, geometric means: fp/np " in lines[-1], done.stdout
+    lines = _run_script("global_floor.py", "--quick")
+    assert len(lines) == 3, lines  # two inputs and the geometric means
+    assert all("floor/np" in line and "fp/floor" in line for line in lines[:2]), lines
+    assert " threads, geometric means: fp/np " in lines[-1], lines
