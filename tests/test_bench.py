@@ -100,3 +100,13 @@ def test_global_floor_script_quick():
     assert len(lines) == 3, lines  # two inputs and the geometric means
     assert all("floor/np" in line and "fp/floor" in line for line in lines[:2]), lines
     assert " threads, geometric means: fp/np " in lines[-1], lines
+
+
+def test_nan_check_cost_script_quick():
+    """scripts/nan_check_cost.py (README, Benchmarks) runs, finds the kernel without the NaN
+    and -0.0 check giving the same values on data without either, and reports its ratios."""
+    pytest.importorskip("onnx")
+    lines = _run_script("nan_check_cost.py", "--quick")
+    assert len(lines) == 4, lines  # three layers and the geometric means
+    assert all(" 1x" in line and "none/check" in line for line in lines[:3]), lines
+    assert lines[-1].startswith("batch 1, geometric means: none/check "), lines
