@@ -271,6 +271,18 @@ def test_window_triples(attrs, dtype, entry):
     check_with_ties_and_relu(attrs, dtype, shapes)
 
 
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=DTYPE_IDS)
+@pytest.mark.parametrize("attrs", list(STRIDE_2_WINDOWS.values()), ids=list(STRIDE_2_WINDOWS))
+def test_3x3_stride_2_on_rows_of_33_to_64(attrs, dtype, entry):
+    """3x3 windows at stride 2 on rows of 33 to 64 columns: values row by row for 4- and
+    8-byte items, through rows of pitch column maxima for 1- and 2-byte ones and with
+    Indices (_values_row_by_row), both storage orders: data with many ties, with and
+    without NaN, +-inf and -0.0, planes split between tasks, odd and even sizes, and a
+    fused activation, against the reference."""
+    attrs = dict(kernel_shape=[3, 3], strides=[2, 2], **attrs)
+    check_with_ties_and_relu(attrs, dtype, [(1, 3, 41, 47), (2, 2, 36, 33), (1, 2, 20, 64)])
+
+
 def test_column_major_indices_of_large_planes(entry):
     """Column-major Indices are the flat stretches' row-major ones rewritten; on planes of
     over 2**21 values that rewriting runs in float64. 2x3 windows at stride 2 on two planes
