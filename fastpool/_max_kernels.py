@@ -1134,7 +1134,7 @@ def _values_row_by_row(dims, itemsize):
     items. On the AMD Zen 4 machine, through the public call, row by row took 0.85 of the
     time (float32, batch 8; about 0.95 at batch 1) and 0.81-0.95 (float64) on the CNN layers
     of 54x54 to 56x56 planes, but 1.4-1.9x for float16 and uint8, whose rows of 33 to 64
-    fill less than two vectors."""
+    fill at most two vectors (uint8: one)."""
     return (itemsize >= 4 and dims[P_KH] == 3 and dims[P_KW] == 3 and dims[P_SH] == 2
             and dims[P_SW] == 2 and dims[P_DH] == 1 and dims[P_DW] == 1
             and dims[P_W] > 32)  # fmt: skip
