@@ -1113,6 +1113,13 @@ def _pair_windows(x, y, indices, dims, taps, inf_bits, fill, plane, oh_lo, oh_hi
 
 
 @kernel(inline="always")
+def _three_by_three_stride_2(dims):
+    """Whether the windows are 3x3, undilated, at stride 2 along both axes."""
+    return (dims[P_KH] == 3 and dims[P_KW] == 3 and dims[P_SH] == 2 and dims[P_SW] == 2
+            and dims[P_DH] == 1 and dims[P_DW] == 1)  # fmt: skip
+
+
+@kernel(inline="always")
 def _window_triples(dims):
     """Whether the planar kernel takes 3x3 windows at stride 2 with Indices through
     _triple_windows: on rows of at least 48 of them. On an Intel Xeon (AVX-512), against
@@ -1122,9 +1129,7 @@ def _window_triples(dims):
     at most 3 * W, is kept in int32 there. (The dispatcher already sends these windows on
     rows of over 64Ki columns to the general kernel, whose scratch is smaller; the bound
     keeps this kernel right on its own.)"""
-    return (dims[P_KH] == 3 and dims[P_KW] == 3 and dims[P_SH] == 2 and dims[P_SW] == 2
-            and dims[P_DH] == 1 and dims[P_DW] == 1 and dims[P_OW] >= 48
-            and dims[P_W] < (1 << 29))  # fmt: skip
+    return _three_by_three_stride_2(dims) and dims[P_OW] >= 48 and dims[P_W] < (1 << 29)
 
 
 @kernel(inline="always")
@@ -1135,9 +1140,7 @@ def _values_row_by_row(dims, itemsize):
     time (float32, batch 8; about 0.95 at batch 1) and 0.81-0.95 (float64) on the CNN layers
     of 54x54 to 56x56 planes, but 1.4-1.9x for float16 and uint8, whose rows of 33 to 64
     fill at most two vectors (uint8: one)."""
-    return (itemsize >= 4 and dims[P_KH] == 3 and dims[P_KW] == 3 and dims[P_SH] == 2
-            and dims[P_SW] == 2 and dims[P_DH] == 1 and dims[P_DW] == 1
-            and dims[P_W] > 32)  # fmt: skip
+    return itemsize >= 4 and _three_by_three_stride_2(dims) and dims[P_W] > 32
 
 
 @kernel(inline="always")
