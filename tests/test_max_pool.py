@@ -252,9 +252,12 @@ def test_window_pairs(attrs, dtype, entry):
     """2x2 windows at stride 2 with Indices on rows of at least 24 windows (VGG's layers,
     taken window by window), both storage orders: data with many ties (the first in
     row-major order wins), with and without NaN, +-inf and -0.0, planes split between
-    tasks, odd and even sizes, and a fused activation, against the reference."""
+    tasks, odd and even sizes, rows whose length is not a multiple of 8 (4- and 8-byte items:
+    in two overlapping runs, see _vector_runs), and a fused activation, against the
+    reference."""
     attrs = dict(kernel_shape=[2, 2], strides=[2, 2], **attrs)
-    check_with_ties_and_relu(attrs, dtype, [(2, 3, 50, 48), (1, 2, 49, 51), (1, 1, 70, 64)])
+    shapes = [(2, 3, 50, 48), (1, 2, 49, 51), (1, 1, 70, 64), (1, 2, 9, 110), (2, 1, 12, 62)]
+    check_with_ties_and_relu(attrs, dtype, shapes)
 
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES, ids=DTYPE_IDS)
