@@ -1081,9 +1081,10 @@ def _vector_runs(lo, hi):
     at a time, from 24 on, and leaves the rest of a row to a scalar loop in which the
     selects become branches. Those are mispredicted on real data (on the same input called
     again and again the predictor learns them, and a benchmark does not see it). On the
-    AMD Zen 4 machine, with eight different float32 inputs in turn, two runs took 0.50-0.83
-    of the time of one on rows of 28 to 55 windows (float64 0.82-0.85; for 8- and 16-bit
-    items, whose vector loops differ, _pair_windows keeps one run)."""
+    AMD Zen 4 machine, with eight different float32 inputs in turn, two runs took 0.57-0.79
+    of the time of one on rows of 28, 31 and 55 windows (float64, in an earlier form of the
+    same runs: 0.82-0.85). For 8- and 16-bit items, whose vector loops differ, _pair_windows
+    keeps one run."""
     n = hi - lo
     if n % 8 == 0 or n < 24:
         return hi, hi
