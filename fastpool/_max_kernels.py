@@ -83,6 +83,7 @@ from fastpool._ordering import (
     replaces,
     same_type,
     to_sortable,
+    wide_items,
 )
 
 # Indexing with unsigned integers spares numba's negative-index wraparound, which would
@@ -1072,21 +1073,23 @@ def _windows_exact(x, y, indices, want, dims, taps, inf_bits, fill, plane, oh, o
 
 
 @kernel(inline="always")
-def _vector_runs(lo, hi):
+def _vector_runs(lo, hi, wide):
     """(first_to, second_from): windows lo..hi-1 as lo..first_to-1 and second_from..hi-1,
     two overlapping runs of the same length, a multiple of 8 and at least 24 (or as one
-    run, first_to = second_from = hi, when hi - lo is a multiple of 8 or under 24).
+    run, first_to = second_from = hi, when hi - lo is a multiple of 8 or under 24, or when
+    the items are not ``wide``: see wide_items).
 
-    For _pair_windows, whose windows may be done twice: LLVM vectorises its loop 8 windows
-    at a time, from 24 on, and leaves the rest of a row to a scalar loop in which the
-    selects become branches. Those are mispredicted on real data (on the same input called
-    again and again the predictor learns them, and a benchmark does not see it). On the
-    AMD Zen 4 machine, with eight different float32 inputs in turn, two runs took 0.57-0.79
-    of the time of one on rows of 28, 31 and 55 windows (float64, in an earlier form of the
-    same runs: 0.82-0.85). For 8- and 16-bit items, whose vector loops differ, _pair_windows
-    keeps one run."""
+    For the loops of _pair_windows and _triple_windows, whose windows may be done twice:
+    LLVM vectorises them 8 windows at a time, from 16 or 24 on, and leaves the rest of a row
+    to a scalar loop in which the selects become branches. Those are mispredicted on real
+    data (on the same input called again and again the predictor learns them, and a
+    benchmark does not see it). On the AMD Zen 4 machine, with eight different inputs in
+    turn, two runs took, of the time of one: 2x2 windows, float32, 0.57-0.79 on rows of 28,
+    31 and 55 windows (float64, in an earlier form of the same runs: 0.82-0.85); 3x3
+    windows at stride 2 on rows of 54 and 55, float32 0.72-0.79 and float64 0.75-0.91.
+    8- and 16-bit items keep one run: their vector loops differ."""
     n = hi - lo
-    if n % 8 == 0 or n < 24:
+    if n % 8 == 0 or n < 24 or not wide:
         return hi, hi
     length = max(24, (n + 15) // 16 * 8)
     return lo + length, hi - length
@@ -1133,9 +1136,7 @@ def _pair_windows(x, y, indices, dims, taps, inf_bits, fill, plane, oh_lo, oh_hi
             r = 2 * oh - ph
             ra = xa + r * W - pw
             base = xa + r * row_step - pw * col_step
-            first_to, second_from = _vector_runs(ow_from, ow_to)
-            if x.itemsize < 4:  # (one run: see _vector_runs)
-                first_to, second_from = ow_to, ow_to
+            first_to, second_from = _vector_runs(ow_from, ow_to, wide_items(x))
             for o in range(ow_from, first_to):
                 _pair_window(x, y, indices, ra, W, ya, o, base, col_step, at0, at1, at2, at3)
             for o in range(second_from, ow_to):  # (the rest, overlapping the first run)
@@ -1190,6 +1191,52 @@ def _column3(x, at0, at1, at2, key_0, key_1, key_2):
     return (b if take else a), (key_2 if take else key)
 
 
+@kernel(inline="always")
+def _triple_row(y, indices, even_max, even_key, odd_max, odd_key, dims, xa, ya, r0, o_from, o_to):
+    """Windows o_from..o_to-1 of an output row of _triple_windows from its column buffers:
+    the plain maximum of a window's three columns and, of the columns equal to it, the
+    smallest key + column tap."""
+    H, W, pw = dims[P_H], dims[P_W], dims[P_PW]
+    outside = np.int32(12)
+    # (tap row 0, buffer column 0; a loop for each order, with one multiplication
+    # each: one loop for both, with two, took 1.05-1.07x the time on 109x109 to 112x112.
+    # The two bodies differ only in the index: through a helper that returned the maximum
+    # and its key, LLVM left them scalar, 6-9x the time)
+    if dims[P_COLUMN_MAJOR] != 0:
+        at = xa + r0 - pw * H
+        for o in range(o_from, o_to):
+            a = even_max[_u(o)]
+            b = odd_max[_u(o)]
+            c = even_max[_u(o + 1)]
+            m = b if b > a else a
+            m = c if c > m else m
+            ka = even_key[_u(o)] if a == m else outside
+            kb = odd_key[_u(o)] + np.int32(1) if b == m else outside
+            kc = even_key[_u(o + 1)] + np.int32(2) if c == m else outside
+            key = min(min(ka, kb), kc)
+            y[_u(ya + o)] = from_sortable(m)
+            won = at + (key >> 2) + (2 * o + (key & 3)) * H
+            indices[_u(ya + o)] = won if key < outside else -1
+    else:
+        # (the offset from at in int32, which _window_triples' bound on W keeps from
+        # overflowing: in int64 the loop took 1.04x the time on 109x109 to 112x112)
+        at = xa + r0 * W - pw
+        W32 = np.int32(W)
+        for o in range(o_from, o_to):
+            a = even_max[_u(o)]
+            b = odd_max[_u(o)]
+            c = even_max[_u(o + 1)]
+            m = b if b > a else a
+            m = c if c > m else m
+            ka = even_key[_u(o)] if a == m else outside
+            kb = odd_key[_u(o)] + np.int32(1) if b == m else outside
+            kc = even_key[_u(o + 1)] + np.int32(2) if c == m else outside
+            key = min(min(ka, kb), kc)
+            y[_u(ya + o)] = from_sortable(m)
+            won = (key >> 2) * W32 + np.int32(2 * o) + (key & 3)
+            indices[_u(ya + o)] = at + won if key < outside else -1
+
+
 @kernel()
 def _triple_windows(x, y, indices, dims, taps, sortable_fill, plane, oh_lo, oh_hi, even_max,
                     even_key, odd_max, odd_key):  # fmt: skip
@@ -1200,15 +1247,15 @@ def _triple_windows(x, y, indices, dims, taps, sortable_fill, plane, oh_lo, oh_h
     equal ones) and a key for its tap row, 4 * t, in two buffers, the even columns and the
     odd ones (so that both passes read contiguous memory); the pass along the row takes
     the plain maximum of a window's three columns and then, of the columns equal to it,
-    the smallest key + column tap: the first maximum in row-major window order, written
-    out as a row-major or column-major index (column-major: this measured 0.35-0.66 of the
-    time of the rows-first path: float32, float16, uint8, float64). Columns in the pads
-    hold ``fill`` with key 12, which loses every tie; a window whose key stays 12 or more
-    has no tap inside (index -1).
+    the smallest key + column tap (_triple_row; in two overlapping runs, see _vector_runs):
+    the first maximum in row-major window order, written out as a row-major or
+    column-major index (column-major: this measured 0.35-0.66 of the time of the
+    rows-first path: float32, float16, uint8, float64). Columns in the pads hold ``fill``
+    with key 12, which loses every tie; a window whose key stays 12 or more has no tap
+    inside (index -1).
     """
     H, W, OH, OW = dims[P_H], dims[P_W], dims[P_OH], dims[P_OW]
     ph, pw = dims[P_PH], dims[P_PW]
-    column_major = dims[P_COLUMN_MAJOR] != 0
     # buffer column i is input column i - pw; the pairs 2k, 2k + 1 with both inside the
     # input are taken in one loop, the others (at most one at each end) one at a time
     n_columns = 2 * OW + 1
@@ -1223,6 +1270,7 @@ def _triple_windows(x, y, indices, dims, taps, sortable_fill, plane, oh_lo, oh_h
         elif i < c_lo or i >= c_hi:
             odd_max[i // 2], odd_key[i // 2] = sortable_fill, outside
     xa = plane * H * W
+    first_to, second_from = _vector_runs(0, OW, wide_items(x))
     for oh in range(oh_lo, oh_hi):
         ya = (plane * OH + oh) * OW
         t_lo, t_hi = taps[0, 0, oh], taps[1, 0, oh]
@@ -1255,41 +1303,15 @@ def _triple_windows(x, y, indices, dims, taps, sortable_fill, plane, oh_lo, oh_h
             k = c_hi // 2
             i = c_hi - 1
             even_max[k], even_key[k] = _column3(x, ra0 + i, ra1 + i, ra2 + i, key_0, key_1, key_2)
-        # (tap row 0, buffer column 0; a loop for each order, with one multiplication
-        # each: one loop for both, with two, took 1.05-1.07x the time on 109x109 to 112x112)
-        if column_major:
-            at = xa + r0 - pw * H
-            for o in range(OW):
-                a = even_max[_u(o)]
-                b = odd_max[_u(o)]
-                c = even_max[_u(o + 1)]
-                m = b if b > a else a
-                m = c if c > m else m
-                ka = even_key[_u(o)] if a == m else outside
-                kb = odd_key[_u(o)] + np.int32(1) if b == m else outside
-                kc = even_key[_u(o + 1)] + np.int32(2) if c == m else outside
-                key = min(min(ka, kb), kc)
-                y[_u(ya + o)] = from_sortable(m)
-                won = at + (key >> 2) + (2 * o + (key & 3)) * H
-                indices[_u(ya + o)] = won if key < outside else -1
+        # (one run written as its own call: through the two calls' bounds, LLVM checked the
+        # buffers' overlap on every row, and rows of 56 windows took 1.04-1.07x the time)
+        if first_to == OW:
+            _triple_row(y, indices, even_max, even_key, odd_max, odd_key, dims, xa, ya, r0, 0, OW)
         else:
-            # (the offset from at in int32, which _window_triples' bound on W keeps from
-            # overflowing: in int64 the loop took 1.04x the time on 109x109 to 112x112)
-            at = xa + r0 * W - pw
-            W32 = np.int32(W)
-            for o in range(OW):
-                a = even_max[_u(o)]
-                b = odd_max[_u(o)]
-                c = even_max[_u(o + 1)]
-                m = b if b > a else a
-                m = c if c > m else m
-                ka = even_key[_u(o)] if a == m else outside
-                kb = odd_key[_u(o)] + np.int32(1) if b == m else outside
-                kc = even_key[_u(o + 1)] + np.int32(2) if c == m else outside
-                key = min(min(ka, kb), kc)
-                y[_u(ya + o)] = from_sortable(m)
-                won = (key >> 2) * W32 + np.int32(2 * o) + (key & 3)
-                indices[_u(ya + o)] = at + won if key < outside else -1
+            _triple_row(y, indices, even_max, even_key, odd_max, odd_key, dims, xa, ya, r0, 0,
+                        first_to)  # fmt: skip
+            _triple_row(y, indices, even_max, even_key, odd_max, odd_key, dims, xa, ya, r0,
+                        second_from, OW)  # fmt: skip
 
 
 @kernel()

@@ -116,6 +116,19 @@ def _from_sortable(value):
     return lambda value: value
 
 
+def wide_items(values):
+    """Whether an array's items are 4 or 8 bytes wide (Python stub; the kernels use the
+    overload, a constant of each compiled kernel, so that the code for the other widths is
+    not compiled into it)."""
+    return values.itemsize >= 4
+
+
+@overload(wide_items, inline="always")
+def _wide_items(values):
+    wide = values.dtype.bitwidth >= 32
+    return lambda values: wide
+
+
 @overload(same_type, inline="always")
 def _same_type(value, like):
     target = like  # a numba type, callable as a cast in compiled code

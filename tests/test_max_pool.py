@@ -267,8 +267,10 @@ def test_window_triples(attrs, dtype, entry):
     maximum's tap row and the first of the window's columns equal to the maximum), and on
     rows of 24 to 32 (the flat stretches), both storage orders: data with many ties (the
     first in row-major order wins), with and without NaN, +-inf and -0.0, windows with one
-    column or row inside (pads 2), planes split between tasks, odd and even sizes, and a
-    fused activation, against the reference."""
+    column or row inside (pads 2), planes split between tasks, odd and even sizes, rows of
+    48 to 57 windows, whose length is or is not a multiple of 8 (4- and 8-byte items: one
+    run or two overlapping ones, see _vector_runs), and a fused activation, against the
+    reference."""
     attrs = dict(kernel_shape=[3, 3], strides=[2, 2], **attrs)
     shapes = [(2, 3, 20, 97), (1, 2, 31, 100), (1, 1, 70, 112), (2, 3, 50, 49), (1, 1, 51, 64)]
     check_with_ties_and_relu(attrs, dtype, shapes)
@@ -284,6 +286,36 @@ def test_3x3_stride_2_on_rows_of_33_to_64(attrs, dtype, entry):
     fused activation, against the reference."""
     attrs = dict(kernel_shape=[3, 3], strides=[2, 2], **attrs)
     check_with_ties_and_relu(attrs, dtype, [(1, 3, 41, 47), (2, 2, 36, 33), (1, 2, 20, 64)])
+
+
+def test_vector_runs_split_rows():
+    """_vector_runs, which splits the rows of _pair_windows and _triple_windows: for 4- and
+    8-byte items, a row of at least 24 windows whose length is not a multiple of 8 becomes two
+    runs of the same length, a multiple of 8 and at least 24, both inside the row and
+    overlapping, so that together they cover it; any other row, and every row of 8- and
+    16-bit items, is one run. wide_items tells the widths apart inside compiled code (16-bit
+    floats arrive as their uint16 bits)."""
+    import numba
+
+    from fastpool._max_kernels import _vector_runs
+    from fastpool._ordering import wide_items
+
+    for lo in (0, 1, 5):
+        for n in range(200):
+            hi = lo + n
+            assert _vector_runs.py_func(lo, hi, False) == (hi, hi)
+            first_to, second_from = _vector_runs.py_func(lo, hi, True)
+            if n < 24 or n % 8 == 0:
+                assert (first_to, second_from) == (hi, hi)
+                continue
+            length = first_to - lo
+            assert hi - second_from == length and length % 8 == 0 and length >= 24
+            assert lo < second_from <= first_to < hi
+
+    wide_in_kernel = numba.njit(lambda values: wide_items(values))
+    widths = {"float32": True, "float64": True, "uint16": False, "int8": False, "uint8": False}
+    for dtype, wide in widths.items():
+        assert wide_in_kernel(np.zeros(2, dtype)) is wide, dtype
 
 
 def test_column_major_indices_of_large_planes(entry):
