@@ -1086,7 +1086,7 @@ def _vector_runs(lo, hi, wide):
     benchmark does not see it). On the AMD Zen 4 machine, with eight different inputs in
     turn, two runs took, of the time of one: 2x2 windows, float32, 0.57-0.79 on rows of 28,
     31 and 55 windows (float64, in an earlier form of the same runs: 0.82-0.85); 3x3
-    windows at stride 2 on rows of 54 and 55, float32 0.72-0.79 and float64 0.75-0.91.
+    windows at stride 2 on rows of 54 and 55, float32 0.72-0.79 and float64 0.75-0.95.
     8- and 16-bit items keep one run: their vector loops differ."""
     n = hi - lo
     if n % 8 == 0 or n < 24 or not wide:
