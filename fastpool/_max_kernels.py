@@ -91,6 +91,12 @@ from fastpool._ordering import (
 _u = np.uint64
 
 
+# The key of a column in the pads in _triple_windows' buffers (tap keys are 4 * row +
+# column, at most 10): it loses every tie, and a window whose key stays at it has no tap
+# inside.
+OUTSIDE_KEY = np.int32(12)
+
+
 # ---- MaxPool, any number of spatial axes, channels first or last ------------------------
 
 
@@ -1035,16 +1041,17 @@ def _group_argmax(
 
 
 @kernel(inline="always")
-def _window_pairs(dims, itemsize):
+def _window_pairs(dims, wide):
     """Whether the planar kernel takes 2x2 windows at stride 2 with Indices one at a time
     (_pair_windows): on rows of at least 24 of them. On shorter rows LLVM leaves the loop
     scalar and, there, turns the selects of the positions into branches, which the data
     mispredict: 6x slower than the flat stretches on 14-wide rows. For 8- and 16-bit
-    elements, only with no windows across the ends of the rows (taken one tap at a time,
-    those cost more than the rest saves: 1.09-1.26x on 111 x 111 with pads 1)."""
+    elements (not ``wide``: see wide_items), only with no windows across the ends of the
+    rows (taken one tap at a time, those cost more than the rest saves: 1.09-1.26x on
+    111 x 111 with pads 1)."""
     pairs = (dims[P_KH] == 2 and dims[P_KW] == 2 and dims[P_SH] == 2 and dims[P_SW] == 2
              and dims[P_DH] == 1 and dims[P_DW] == 1 and dims[P_OW] >= 24)  # fmt: skip
-    return pairs and (itemsize >= 4 or (dims[P_LO_W] == 0 and dims[P_HI_W] == dims[P_OW]))
+    return pairs and (wide or (dims[P_LO_W] == 0 and dims[P_HI_W] == dims[P_OW]))
 
 
 @kernel(inline="always")
@@ -1159,6 +1166,10 @@ def _window_triples(dims):
     _triple_windows: on rows of at least 48 of them. On an Intel Xeon (AVX-512), against
     the flat stretches (with row-major Indices), this path took 0.70-0.88 of the time on
     rows of 54 to 56 windows (planes of 109 to 112), but 1.3-1.7x on rows of 26 to 28.
+    On the AMD Zen 4 machine, with the two overlapping runs of _vector_runs, rows of 26 to
+    28 windows this way took 0.92-0.99 of the time on one input called again and again
+    (float32, batch 1 and 8), but 1.02-1.15x with eight inputs in turn (float32, batch 1)
+    and 1.12-1.18x for float64 (one input).
     Rows of under 2**29 columns only: a window's row-major offset from its row's start,
     at most 3 * W, is kept in int32 there. (The dispatcher already sends these windows on
     rows of over 64Ki columns to the general kernel, whose scratch is smaller; the bound
@@ -1167,14 +1178,14 @@ def _window_triples(dims):
 
 
 @kernel(inline="always")
-def _values_row_by_row(dims, itemsize):
+def _values_row_by_row(dims, wide):
     """Whether values of 3x3 windows at stride 2 on rows of 33 to 64 columns (which would
     otherwise take rows of pitch column maxima) are pooled row by row: for 4- and 8-byte
-    items. On the AMD Zen 4 machine, through the public call, row by row took 0.85 of the
-    time (float32, batch 8; about 0.95 at batch 1) and 0.81-0.95 (float64) on the CNN layers
-    of 54x54 to 56x56 planes, but 1.4-1.9x for float16 and uint8, whose rows of 33 to 64
-    fill at most two vectors (uint8: one)."""
-    return itemsize >= 4 and _three_by_three_stride_2(dims) and dims[P_W] > 32
+    items (``wide``: see wide_items). On the AMD Zen 4 machine, through the public call,
+    row by row took 0.85 of the time (float32, batch 8; about 0.95 at batch 1) and
+    0.81-0.95 (float64) on the CNN layers of 54x54 to 56x56 planes, but 1.4-1.9x for
+    float16 and uint8, whose rows of 33 to 64 fill at most two vectors (uint8: one)."""
+    return wide and _three_by_three_stride_2(dims) and dims[P_W] > 32
 
 
 @kernel(inline="always")
@@ -1197,7 +1208,7 @@ def _triple_row(y, indices, even_max, even_key, odd_max, odd_key, dims, xa, ya, 
     the plain maximum of a window's three columns and, of the columns equal to it, the
     smallest key + column tap."""
     H, W, pw = dims[P_H], dims[P_W], dims[P_PW]
-    outside = np.int32(12)
+    outside = OUTSIDE_KEY
     # (tap row 0, buffer column 0; a loop for each order, with one multiplication
     # each: one loop for both, with two, took 1.05-1.07x the time on 109x109 to 112x112.
     # The two bodies differ only in the index: through a helper that returned the maximum
@@ -1251,8 +1262,8 @@ def _triple_windows(x, y, indices, dims, taps, sortable_fill, plane, oh_lo, oh_h
     the first maximum in row-major window order, written out as a row-major or
     column-major index (column-major: this measured 0.35-0.66 of the time of the
     rows-first path: float32, float16, uint8, float64). Columns in the pads hold ``fill``
-    with key 12, which loses every tie; a window whose key stays 12 or more has no tap
-    inside (index -1).
+    with key OUTSIDE_KEY, 12, which loses every tie; a window whose key stays 12 or more has
+    no tap inside (index -1).
     """
     H, W, OH, OW = dims[P_H], dims[P_W], dims[P_OH], dims[P_OW]
     ph, pw = dims[P_PH], dims[P_PW]
@@ -1263,12 +1274,11 @@ def _triple_windows(x, y, indices, dims, taps, sortable_fill, plane, oh_lo, oh_h
     c_hi = min(max(W + pw, c_lo), n_columns)
     k_lo = (c_lo + 1) // 2
     k_hi = max(k_lo, c_hi // 2)
-    outside = np.int32(12)
     for i in range(n_columns):  # the columns in the pads
         if (i < c_lo or i >= c_hi) and i % 2 == 0:
-            even_max[i // 2], even_key[i // 2] = sortable_fill, outside
+            even_max[i // 2], even_key[i // 2] = sortable_fill, OUTSIDE_KEY
         elif i < c_lo or i >= c_hi:
-            odd_max[i // 2], odd_key[i // 2] = sortable_fill, outside
+            odd_max[i // 2], odd_key[i // 2] = sortable_fill, OUTSIDE_KEY
     xa = plane * H * W
     first_to, second_from = _vector_runs(0, OW, wide_items(x))
     for oh in range(oh_lo, oh_hi):
@@ -1315,7 +1325,7 @@ def _triple_windows(x, y, indices, dims, taps, sortable_fill, plane, oh_lo, oh_h
 
 
 @kernel()
-def _flat_tables(dims, row_blocks, tasks, want, itemsize):
+def _flat_tables(dims, row_blocks, tasks, want, wide):
     """(group_planes, block_rows, row_of, column_of) of the planar kernel's flat stretches
     for chunks of at most ``tasks`` tasks: the planes pooled at a time (0: none), the
     output rows of a block (stride 1 with outputs of the input's size, or rows of
@@ -1325,13 +1335,13 @@ def _flat_tables(dims, row_blocks, tasks, want, itemsize):
     output's o * sw. int32, to be compared with int32 bounds: int64 would halve the
     vector width."""
     H, W, OH, OW = dims[P_H], dims[P_W], dims[P_OH], dims[P_OW]
-    if want and (_window_pairs(dims, itemsize) or _window_triples(dims)):  # (no tables)
+    if want and (_window_pairs(dims, wide) or _window_triples(dims)):  # (no tables)
         return 0, 0, np.empty(0, dtype=np.int32), np.empty(0, dtype=np.int32)
     flat_rows = dims[P_FLAT_ROWS] != 0
     block_rows = max(1, min(OH, COLUMN_BLOCK // max(W, 1))) if flat_rows else 0
     n_columns, n_rows_of = block_rows * W, 0
     pitch_rows = dims[P_PITCH_ROWS]
-    if (pitch_rows == 1 and not want and not _values_row_by_row(dims, itemsize)) or (
+    if (pitch_rows == 1 and not want and not _values_row_by_row(dims, wide)) or (
         pitch_rows != 0 and want
     ):
         block_rows = max(1, min(OH, COLUMN_BLOCK // dims[P_PITCH]))
@@ -1417,7 +1427,7 @@ def _planar_tasks(
     dh, dw, ph, pw = dims[P_DH], dims[P_DW], dims[P_PH], dims[P_PW]
     column_major = dims[P_COLUMN_MAJOR] != 0
     lo_w, hi_w = dims[P_LO_W], dims[P_HI_W]
-    window_pairs = _window_pairs(dims, x.itemsize)
+    window_pairs = _window_pairs(dims, wide_items(x))
     window_triples = _window_triples(dims)
     # The fast paths compare sortable values (see _ordering.to_sortable)
     # (kept in the storage type: from_sortable picks its conversion by the type)
@@ -1838,7 +1848,7 @@ def max_pool_planar(
         # loop, they were read by the other core straight after this one wrote them, and
         # the calls that use them took 1.2-1.4x the time at batch 1 (AMD Zen 4, 2 cores)
         group_planes, block_rows, row_of, column_of = _flat_tables(
-            dims, row_blocks, -(-tasks // max(chunks, 1)), want, x.itemsize
+            dims, row_blocks, -(-tasks // max(chunks, 1)), want, wide_items(x)
         )
         _planar_tasks(
             x, bits, y, indices, want, dims, taps, inf_bits, fill, special_mask, special_inf,
@@ -1854,7 +1864,8 @@ def max_pool_planar_serial(
 ):  # fmt: skip
     """max_pool_planar on the calling thread (``threads`` is ignored), for small inputs."""
     planes = y.shape[0] // (dims[P_OH] * dims[P_OW])
-    group_planes, block_rows, row_of, column_of = _flat_tables(dims, 1, planes, want, x.itemsize)
+    wide = wide_items(x)
+    group_planes, block_rows, row_of, column_of = _flat_tables(dims, 1, planes, want, wide)
     _planar_tasks(
         x, bits, y, indices, want, dims, taps, inf_bits, fill, special_mask, special_inf,
         act_code, act_constants, 1, 0, planes, group_planes, block_rows, row_of, column_of,
@@ -1883,7 +1894,8 @@ def _volume_tasks(
     sd, dd, pd = geo[STRIDES, 0], geo[DILATIONS, 0], geo[PADS_BEGIN, 0]
     plane_size, out_plane = dims[P_H] * dims[P_W], dims[P_OH] * dims[P_OW]
     batch = max(1, min(OD, VOLUME_SCRATCH // max(plane_size, 1)))
-    group_planes, block_rows, row_of, column_of = _flat_tables(dims, 1, batch, False, x.itemsize)
+    wide = wide_items(x)
+    group_planes, block_rows, row_of, column_of = _flat_tables(dims, 1, batch, False, wide)
     maxima = np.empty(batch * plane_size, dtype=x.dtype)
     # (the planar kernel's arguments as it always gets them: one compiled version)
     maxima_bits = maxima.view(bits.dtype)
