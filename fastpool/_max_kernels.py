@@ -779,8 +779,9 @@ def _flat_rows_argmax(
         # no tap with a row loses to one without (with the full rows in _pitch_columns and
         # the merged last pass below: 0.76-1.00 of the time on 3x3/2 and 2x2/2 layers in
         # float32, float16 and uint8, but 1.03-1.07 on float32 13x13 planes). With no pad
-        # before, taps 0 and 1 need no column masks; tap 2 is never free, as the last
-        # window's is in the pads or the column folded into the one before it (_attrs).
+        # before, 2x2 windows need no column masks; a 3x3 window's tap 2 is never free, as
+        # the last window's is in the pads or the column folded into the one before it
+        # (_attrs).
         none = np.uint32(0xFFFFFFFF)
         if free >= 2 and kw == 2:
             # (no even columns kept aside, and the values and indices written out in the
@@ -795,29 +796,12 @@ def _flat_rows_argmax(
                 won = b_at if take else a_at
                 indices[_u(y_at + e)] = base + won if won >= 0 else -1
             return
-        if free >= 2 and kw == 3:
-            # (tap 2 read through a view that starts two columns on: read as 2 * e + 2, it
-            # made LLVM gather; one loop, with no even columns kept aside, took 0.84-0.95 of
-            # the time of two on 12x12 to 56x56 planes, an Intel Xeon with AVX-512)
-            shifted_columns = columns[start + 2 :]
-            shifted_positions = positions[start + 2 :]
-            for e in range(n):
-                a, a_at = columns[_u(start + 2 * e)], positions[_u(start + 2 * e)]
-                b, b_at = columns[_u(start + 2 * e + 1)], positions[_u(start + 2 * e + 1)]
-                ua, ub = np.uint32(a_at), np.uint32(b_at)
-                take = (b > a) | ((b == a) & (ub < ua))
-                a = b if take else a
-                ua = ub if take else ua
-                c = column_of[_u(e)]
-                b = shifted_columns[_u(2 * e)]
-                ub = np.uint32(shifted_positions[_u(2 * e)])
-                inside = (c >= lo2) & (c < hi2)
-                take = inside & ((b > a) | ((b == a) & (ub < ua)))
-                y[_u(y_at + e)] = from_sortable(b if take else a)
-                won = np.int32(ub if take else ua)
-                indices[_u(y_at + e)] = base + won if won >= 0 else -1
-            return
-        for e in range(n):  # (free < 2: a pad before)
+        # 3x3 takes two loops whether or not there is a pad before: taps 0 and 1, keeping
+        # tap 0 aside, then tap 2 from it. (One loop reading tap 2 through a view two
+        # columns on took 0.84-0.95 of the time of the two on an Intel Xeon with AVX-512;
+        # on an AMD Zen 4 the compiler gathers that tap, and the two loops took 0.71-0.86
+        # of its time on 12x12 to 56x56 planes.)
+        for e in range(n):
             c = column_of[_u(e)]
             a, a_at = columns[_u(start + 2 * e)], positions[_u(start + 2 * e)]
             evens[_u(e)], even_at[_u(e)] = a, a_at
@@ -1208,7 +1192,6 @@ def _triple_row(y, indices, even_max, even_key, odd_max, odd_key, dims, xa, ya, 
     the plain maximum of a window's three columns and, of the columns equal to it, the
     smallest key + column tap."""
     H, W, pw = dims[P_H], dims[P_W], dims[P_PW]
-    outside = OUTSIDE_KEY
     # (tap row 0, buffer column 0; a loop for each order, with one multiplication
     # each: one loop for both, with two, took 1.05-1.07x the time on 109x109 to 112x112.
     # The two bodies differ only in the index: through a helper that returned the maximum
@@ -1221,13 +1204,13 @@ def _triple_row(y, indices, even_max, even_key, odd_max, odd_key, dims, xa, ya, 
             c = even_max[_u(o + 1)]
             m = b if b > a else a
             m = c if c > m else m
-            ka = even_key[_u(o)] if a == m else outside
-            kb = odd_key[_u(o)] + np.int32(1) if b == m else outside
-            kc = even_key[_u(o + 1)] + np.int32(2) if c == m else outside
+            ka = even_key[_u(o)] if a == m else OUTSIDE_KEY
+            kb = odd_key[_u(o)] + np.int32(1) if b == m else OUTSIDE_KEY
+            kc = even_key[_u(o + 1)] + np.int32(2) if c == m else OUTSIDE_KEY
             key = min(min(ka, kb), kc)
             y[_u(ya + o)] = from_sortable(m)
             won = at + (key >> 2) + (2 * o + (key & 3)) * H
-            indices[_u(ya + o)] = won if key < outside else -1
+            indices[_u(ya + o)] = won if key < OUTSIDE_KEY else -1
     else:
         # (the offset from at in int32, which _window_triples' bound on W keeps from
         # overflowing: in int64 the loop took 1.04x the time on 109x109 to 112x112)
@@ -1239,13 +1222,13 @@ def _triple_row(y, indices, even_max, even_key, odd_max, odd_key, dims, xa, ya, 
             c = even_max[_u(o + 1)]
             m = b if b > a else a
             m = c if c > m else m
-            ka = even_key[_u(o)] if a == m else outside
-            kb = odd_key[_u(o)] + np.int32(1) if b == m else outside
-            kc = even_key[_u(o + 1)] + np.int32(2) if c == m else outside
+            ka = even_key[_u(o)] if a == m else OUTSIDE_KEY
+            kb = odd_key[_u(o)] + np.int32(1) if b == m else OUTSIDE_KEY
+            kc = even_key[_u(o + 1)] + np.int32(2) if c == m else OUTSIDE_KEY
             key = min(min(ka, kb), kc)
             y[_u(ya + o)] = from_sortable(m)
             won = (key >> 2) * W32 + np.int32(2 * o) + (key & 3)
-            indices[_u(ya + o)] = at + won if key < outside else -1
+            indices[_u(ya + o)] = at + won if key < OUTSIDE_KEY else -1
 
 
 @kernel()
