@@ -1162,7 +1162,11 @@ def _window_triples(dims):
     On the AMD Zen 4 machine, with the two overlapping runs of _vector_runs, rows of 26 to
     28 windows this way took 0.92-0.99 of the time on one input called again and again
     (float32, batch 1 and 8), but 1.02-1.15x with eight inputs in turn (float32, batch 1)
-    and 1.12-1.18x for float64 (one input).
+    and 1.12-1.18x for float64 (one input). On the same machine, once the rows of pitch
+    column maxima took two loops without gathers (2026-11-27), Indices on rows of 54 to 56
+    windows through them took 0.92-0.97 of this path's time on one input called again and
+    again (float32, batch 1), but 0.90-1.05 with eight inputs in turn and 1.07-1.19x at
+    batch 8 (0.85 on ShuffleNet's 8x24x112x112): this path stays.
     Rows of under 2**29 columns only: a window's row-major offset from its row's start,
     at most 3 * W, is kept in int32 there. (The dispatcher already sends these windows on
     rows of over 64Ki columns to the general kernel, whose scratch is smaller; the bound
@@ -1256,6 +1260,10 @@ def _triple_windows(x, y, indices, dims, taps, sortable_fill, plane, oh_lo, oh_h
     rows-first path: float32, float16, uint8, float64). Columns in the pads hold ``fill``
     with key OUTSIDE_KEY, 12, which loses every tie; a window whose key stays 12 or more has
     no tap inside (index -1).
+
+    (Window by window instead, the nine taps in row-major order with a plain ``>`` as in
+    _pair_windows, no keys, took 2.6-4.0x the time on 109x109 to 112x112 planes: float32,
+    batch 1, AMD Zen 4, 2026-11-27.)
     """
     H, W, OH, OW = dims[P_H], dims[P_W], dims[P_OH], dims[P_OW]
     ph, pw = dims[P_PH], dims[P_PW]

@@ -84,13 +84,26 @@ def _run_script(name: str, *args: str) -> list[str]:
     return done.stdout.splitlines()
 
 
-def test_indices_floor_script_quick():
-    """scripts/indices_floor.py (README, Benchmarks) runs and reports its ratios."""
+@pytest.mark.parametrize("inputs", [[], ["--inputs", "2"]])
+def test_indices_floor_script_quick(inputs):
+    """scripts/indices_floor.py (README, Benchmarks) runs, on one input or several in turn,
+    and reports its ratios."""
     pytest.importorskip("onnx")
-    lines = _run_script("indices_floor.py", "8", "--quick")
+    lines = _run_script("indices_floor.py", "8", "--quick", *inputs)
     assert len(lines) == 4, lines  # three layers and the geometric means
     assert all(" 8x" in line and "i/(v+w)" in line for line in lines[:3]), lines
-    assert lines[-1].startswith("batch 8, geometric means: i/v "), lines
+    turn = ", 2 inputs in turn" if inputs else ""
+    assert lines[-1].startswith(f"batch 8{turn}, geometric means: i/v "), lines
+
+
+def test_indices_floor_script_rejects_a_bad_count():
+    """--inputs without a whole number >= 1 stops with a message, not a traceback."""
+    script = pathlib.Path(__file__).parents[1] / "scripts" / "indices_floor.py"
+    done = subprocess.run([sys.executable, str(script), "8", "--inputs", "0"],
+                          capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert done.returncode != 0
+    assert "--inputs needs a whole number" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
 
 
 def test_global_floor_script_quick():
