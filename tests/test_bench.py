@@ -75,11 +75,16 @@ def test_time_blocks_times_the_steady_call_not_the_wake_up():
     assert times["sleepy"] < 0.0002, times
 
 
+def _script(name: str, *args: str) -> subprocess.CompletedProcess:
+    """scripts/<name> run with args, its output captured."""
+    script = pathlib.Path(__file__).parents[1] / "scripts" / name
+    return subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True,
+                          timeout=600)  # fmt: skip
+
+
 def _run_script(name: str, *args: str) -> list[str]:
     """The output lines of scripts/<name> run with args, which must succeed."""
-    script = pathlib.Path(__file__).parents[1] / "scripts" / name
-    done = subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True,
-                          timeout=600)  # fmt: skip
+    done = _script(name, *args)
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout.splitlines()
 
@@ -98,9 +103,7 @@ def test_indices_floor_script_quick(inputs):
 
 def test_indices_floor_script_rejects_a_bad_count():
     """--inputs without a whole number >= 1 stops with a message, not a traceback."""
-    script = pathlib.Path(__file__).parents[1] / "scripts" / "indices_floor.py"
-    done = subprocess.run([sys.executable, str(script), "8", "--inputs", "0"],
-                          capture_output=True, text=True, timeout=600)  # fmt: skip
+    done = _script("indices_floor.py", "8", "--inputs", "0")
     assert done.returncode != 0
     assert "--inputs needs a whole number" in done.stderr, done.stderr
     assert "Traceback" not in done.stderr, done.stderr
