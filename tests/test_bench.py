@@ -118,6 +118,17 @@ def test_global_floor_script_quick():
     assert " threads, geometric means: fp/np " in lines[-1], lines
 
 
+def test_large_inputs_script_quick():
+    """scripts/large_inputs.py (README, Benchmarks) runs, finds one thread giving the same
+    results as all of them, and reports its ratios, with and without Indices."""
+    lines = _run_script("large_inputs.py", "--quick")
+    assert len(lines) == 5, lines  # two inputs, each with and without Indices, and the means
+    assert [line.split()[0] for line in lines[:4]] == ["2x16x56x56"] * 4, lines
+    assert [" indices " in line for line in lines[:4]] == [False, True] * 2, lines
+    assert all("fp/copy" in line and "one/fp" in line for line in lines[:4]), lines
+    assert " threads, geometric means: fp/copy " in lines[-1], lines
+
+
 def test_nan_check_cost_script_quick():
     """scripts/nan_check_cost.py (README, Benchmarks) runs, finds the kernel without the NaN
     and -0.0 check giving the same values on data without either, and reports its ratios."""
