@@ -10,8 +10,8 @@ call on one thread (one; ``numba.set_num_threads(1)`` before it, as a caller wou
 ``np.copyto`` from the input into an array of its size (copy). Bandwidth counts the bytes a
 call must read and write once each: the input, the values and, with Indices, 8 bytes an
 output; a copy moves twice the input's bytes. ``fp/copy`` is fastpool's rate over the copy's
-(issue 3's target: at least 0.70), ``one/fp`` what the second thread gives (target: at least
-1.6x).
+(our aim: at least 0.70), ``one/fp`` what the second thread gives (our aim: at least 1.6x).
+See README, Benchmarks.
 """
 
 from __future__ import annotations
