@@ -61,8 +61,8 @@ def main(argv):
             numba.set_num_threads(1)
             alone = fastpool.max_pool(x, return_indices=indices, **attrs)
             numba.set_num_threads(threads)
-            pairs = zip(out, alone) if indices else [(out, alone)]
-            if not all(np.array_equal(a, b) for a, b in pairs):
+            outs, alones = (out, alone) if indices else ((out,), (alone,))
+            if not all(np.array_equal(a, b) for a, b in zip(outs, alones)):
                 sys.exit(f"one thread and {threads} give different results on {shape}")
 
             def pool(x=x, attrs=attrs, indices=indices, out=out):
@@ -77,8 +77,7 @@ def main(argv):
                 t = _bench.time_blocks(calls, blocks=blocks, block_seconds=block_seconds)
             finally:
                 numba.set_num_threads(threads)
-            outputs = (out[0] if indices else out).size
-            moved = x.nbytes + outputs * (x.itemsize + (8 if indices else 0))
+            moved = x.nbytes + sum(array.nbytes for array in outs)
             rate, copy_rate = moved / t["fp"], 2 * x.nbytes / t["copy"]
             fp_over_copy.append(rate / copy_rate)
             speedups.append(t["one"] / t["fp"])
