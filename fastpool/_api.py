@@ -251,7 +251,8 @@ class _Plan(NamedTuple):
     # two spatial axes channels first; the general kernel's (shape, geo, taps, order,
     # inf_bits, fill), followed for the volume kernel (three axes channels first, values
     # only) by the planar tables of the last two axes and (special_mask, special_inf), and
-    # for the channels-last kernel (two axes, values only) by (special_mask, special_inf)
+    # for the channels-last kernel (two or three axes, values only) by (special_mask,
+    # special_inf)
     kernel_args: tuple
     bits_dtype: np.dtype | None  # how the check for NaN and -0.0 sees x (None: general)
     # the kernels' activation constants when there is no activation (one numba type per
@@ -352,7 +353,7 @@ def _plan_max_pool(
                         storage.special_inf)  # fmt: skip
         return _Plan(out_shape, array.dtype, data.dtype, False, "volume", kernel_args,
                      storage.bits_dtype, no_constants)  # fmt: skip
-    if layout == "NHWC" and len(spatial) == 2 and not return_indices:
+    if layout == "NHWC" and len(spatial) in (2, 3) and not return_indices:
         kernel_args += (storage.special_mask, storage.special_inf)
         return _Plan(out_shape, array.dtype, data.dtype, False, "channels_last", kernel_args,
                      storage.bits_dtype, no_constants)  # fmt: skip

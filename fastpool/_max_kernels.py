@@ -13,13 +13,14 @@ land inside the input, at coordinate ``o * strides[i] - pads_begin[i] + j * dila
 Four MaxPool kernels. Channels-first inputs with one or two spatial axes go to the planar
 kernel (``_planar_tasks``, described there), channels-first volumes without Indices to the
 volume kernel (``_volume_tasks``: maxima along the first axis, then the planar kernel),
-channels-last images without Indices to the channels-last kernel (``_channels_last_tasks``:
-down the columns, then along the rows C values at a time). Tasks of the last two whose input
-holds a NaN or a -0.0, and everything else, go to the general one (``_max_pool_tasks``),
-which is separable: along the last spatial axis, every input row's window maxima are taken
-once, however many windows of the other axes overlap that row; they are then merged, in scan
-order, into each output row. Every step keeps the earlier of equal values and the first
-NaN, so the row-major "first maximum wins" rule holds exactly.
+channels-last images and volumes without Indices to the channels-last kernel
+(``_channels_last_tasks``: down the columns, then along the rows C values at a time).
+Tasks of the last two whose input holds a NaN or a -0.0, and everything else, go to the
+general one (``_max_pool_tasks``), which is separable: along the last spatial axis, every
+input row's window maxima are taken once, however many windows of the other axes overlap
+that row; they are then merged, in scan order, into each output row. Every step keeps the
+earlier of equal values and the first NaN, so the row-major "first maximum wins" rule holds
+exactly.
 
 Speed comes from a few habits. The arrays are flat and addressed by offset (slicing a row
 would cost a reference count), and the hot loops are written out in one function: in numba,
@@ -2004,80 +2005,125 @@ def max_pool_volume_serial(
 # ---- MaxPool, channels last, two spatial axes ---------------------------------------------
 
 
+# The channels-last kernel checks its input for NaN and -0.0 in stretches of about this many
+# elements, each just before it is pooled (so that the input is read from memory once).
+CHECK_ELEMENTS = 1 << 15
+
+
 @kernel()
 def _channels_last_tasks(
     x, bits, y, shape, geo, taps, order, inf_bits, fill, special_mask, special_inf, act_code,
     act_constants, row_blocks, first_task, last_task,
 ):  # fmt: skip
-    """Tasks first_task..last_task-1 of a channels-last MaxPool over two spatial axes,
-    values only, in the tasks of _max_pool_tasks (a block of output rows of one image),
-    which does a task exactly when the input rows it reads hold a NaN or a -0.0 (see
-    _planar_tasks). Otherwise the order of comparisons cannot change a value, and each
-    output row is pooled down the columns first, over rows of W * C values (one flat loop
-    per tap), and then along the row, C values at a time."""
+    """Tasks first_task..last_task-1 of a channels-last MaxPool over two or three spatial
+    axes, values only, in the tasks of _max_pool_tasks (a block of outputs along the first
+    spatial axis of one image or volume), which does a task exactly when the input it reads
+    holds a NaN or a -0.0 (see _planar_tasks). Otherwise the order of comparisons cannot
+    change a value, and each output row is pooled down the columns first, over the input rows
+    of W * C values its windows cover on the leading axes (two rows per flat loop), and then
+    along the row, C values at a time."""
+    lead = geo.shape[1] - 1  # 1 for images, 2 for volumes
     H, OH = geo[IN_SHAPE, 0], geo[OUT_SHAPE, 0]
     sh, dh, ph = geo[STRIDES, 0], geo[DILATIONS, 0], geo[PADS_BEGIN, 0]
-    sw, dw, pw = geo[STRIDES, 1], geo[DILATIONS, 1], geo[PADS_BEGIN, 1]
-    OW, kw = geo[OUT_SHAPE, 1], geo[KERNEL, 1]
-    lo, hi = geo[INTERIOR_LO, 1], geo[INTERIOR_HI, 1]
-    row_length, out_length, C = shape[2], shape[4], shape[5]
+    # a volume's second axis; an image has a stand-in of one row and one tap
+    H2, OH2, sh2, dh2, ph2 = 1, 1, 0, 0, 0
+    if lead == 2:
+        H2, OH2 = geo[IN_SHAPE, 1], geo[OUT_SHAPE, 1]
+        sh2, dh2, ph2 = geo[STRIDES, 1], geo[DILATIONS, 1], geo[PADS_BEGIN, 1]
+    sw, dw, pw = geo[STRIDES, lead], geo[DILATIONS, lead], geo[PADS_BEGIN, lead]
+    OW, kw = geo[OUT_SHAPE, lead], geo[KERNEL, lead]
+    lo, hi = geo[INTERIOR_LO, lead], geo[INTERIOR_HI, lead]
+    rows, row_length, out_length, C = shape[1], shape[2], shape[4], shape[5]
+    slice_length = H2 * row_length  # elements per input index along the first axis
+    # outputs along the first axis per check: about CHECK_ELEMENTS of new input each
+    batch = max(1, CHECK_ELEMENTS // max(1, sh * slice_length))
     columns = np.empty(row_length, dtype=x.dtype)
+    row_starts = np.empty(geo[KERNEL, 0] * (geo[KERNEL, 1] if lead == 2 else 1), dtype=np.int64)
     no_indices = np.empty(0, dtype=np.int64)
     for task in range(first_task, last_task):
         image = task // row_blocks
         block_no = task - image * row_blocks
         o_lo = block_no * OH // row_blocks
         o_hi = (block_no + 1) * OH // row_blocks
-        # the input rows these outputs read
-        r_lo, r_hi = H, 0
-        for o in range(o_lo, o_hi):
-            if taps[0, 0, o] < taps[1, 0, o]:
-                r_lo = min(r_lo, o * sh - ph + taps[0, 0, o] * dh)
-                r_hi = max(r_hi, o * sh - ph + (taps[1, 0, o] - 1) * dh + 1)
-        xa = image * H * row_length
-        if (special_mask != 0 and r_lo < r_hi
-                and _holds_special(bits, xa + r_lo * row_length, xa + r_hi * row_length,
-                                   special_mask, special_inf)):  # fmt: skip
-            _max_pool_tasks(x, y, no_indices, False, shape, geo, taps, order, inf_bits, fill,
-                            act_code, act_constants, row_blocks, task, task + 1)  # fmt: skip
-            continue
-        for o in range(o_lo, o_hi):
-            ya = (image * OH + o) * out_length
-            t_lo, t_hi = taps[0, 0, o], taps[1, 0, o]
-            if t_lo >= t_hi:  # no tap inside the input: every window is empty
-                for e in range(out_length):
-                    y[_u(ya + e)] = fill
-                continue
-            # 1. down the columns
-            ra = xa + (o * sh - ph + t_lo * dh) * row_length
-            for i in range(row_length):
-                columns[_u(i)] = x[_u(ra + i)]
-            for t in range(1, t_hi - t_lo):
-                ta = ra + t * dh * row_length
-                for i in range(row_length):
-                    a = columns[_u(i)]
-                    b = x[_u(ta + i)]
-                    columns[_u(i)] = b if to_sortable(b) > to_sortable(a) else a
-            # 2. along the row, C values at a time (all taps inside the row from lo to hi)
-            for w in range(OW):
-                j_lo, j_hi = (0, kw) if w >= lo and w < hi else (taps[0, 1, w], taps[1, 1, w])
-                wa = ya + w * C
-                if j_lo >= j_hi:
-                    for c in range(C):
-                        y[_u(wa + c)] = fill
-                    continue
-                ca = (w * sw - pw + j_lo * dw) * C
-                for c in range(C):
-                    y[_u(wa + c)] = columns[_u(ca + c)]
-                for j in range(1, j_hi - j_lo):
-                    ja = ca + j * dw * C
-                    for c in range(C):
-                        a = y[_u(wa + c)]
-                        b = columns[_u(ja + c)]
-                        y[_u(wa + c)] = b if to_sortable(b) > to_sortable(a) else a
-        if act_code >= 0:  # the activation, while the outputs are in cache
-            _activate_range(y, act_code, act_constants, (image * OH + o_lo) * out_length,
-                           (image * OH + o_hi) * out_length)  # fmt: skip
+        xa = image * rows * row_length
+        # the input read by a batch of outputs along the first axis is checked just before
+        # it is pooled, so that it is read from memory once; with a NaN or a -0.0 the whole
+        # task is redone exactly (the outputs written so far are the same either way)
+        checked = 0  # the input before this index along the first axis has been checked
+        exact = False
+        for b_lo in range(o_lo, o_hi, batch):
+            b_hi = min(b_lo + batch, o_hi)
+            r_lo, r_hi = H, 0
+            for o in range(b_lo, b_hi):
+                if taps[0, 0, o] < taps[1, 0, o]:
+                    r_lo = min(r_lo, o * sh - ph + taps[0, 0, o] * dh)
+                    r_hi = max(r_hi, o * sh - ph + (taps[1, 0, o] - 1) * dh + 1)
+            r_lo = max(r_lo, checked)
+            if (special_mask != 0 and r_lo < r_hi
+                    and _holds_special(bits, xa + r_lo * slice_length,
+                                       xa + r_hi * slice_length, special_mask,
+                                       special_inf)):  # fmt: skip
+                _max_pool_tasks(x, y, no_indices, False, shape, geo, taps, order, inf_bits,
+                                fill, act_code, act_constants, row_blocks, task,
+                                task + 1)  # fmt: skip
+                exact = True
+                break
+            checked = max(checked, r_hi)
+            for o in range(b_lo, b_hi):
+                for o2 in range(OH2):
+                    ya = ((image * OH + o) * OH2 + o2) * out_length
+                    # the input rows of this output row's windows
+                    t2_lo, t2_hi = (taps[0, 1, o2], taps[1, 1, o2]) if lead == 2 else (0, 1)
+                    n = 0
+                    for t in range(taps[0, 0, o], taps[1, 0, o]):
+                        row = (o * sh - ph + t * dh) * H2
+                        for t2 in range(t2_lo, t2_hi):
+                            row_starts[n] = xa + (row + o2 * sh2 - ph2 + t2 * dh2) * row_length
+                            n += 1
+                    if n == 0:  # no tap inside the input: every window is empty
+                        for e in range(out_length):
+                            y[_u(ya + e)] = fill
+                        continue
+                    # 1. down the columns
+                    ra = row_starts[0]
+                    for i in range(row_length):
+                        columns[_u(i)] = x[_u(ra + i)]
+                    for k in range(1, n - 1, 2):
+                        ra, rb = row_starts[k], row_starts[k + 1]
+                        for i in range(row_length):
+                            a = columns[_u(i)]
+                            b = x[_u(ra + i)]
+                            c = x[_u(rb + i)]
+                            b = c if to_sortable(c) > to_sortable(b) else b
+                            columns[_u(i)] = b if to_sortable(b) > to_sortable(a) else a
+                    if n % 2 == 0:
+                        ra = row_starts[n - 1]
+                        for i in range(row_length):
+                            a = columns[_u(i)]
+                            b = x[_u(ra + i)]
+                            columns[_u(i)] = b if to_sortable(b) > to_sortable(a) else a
+                    # 2. along the row, C values at a time (all taps inside the row from lo to hi)
+                    for w in range(OW):
+                        j_lo, j_hi = 0, kw
+                        if w < lo or w >= hi:  # a border window: its taps inside the row
+                            j_lo, j_hi = taps[0, lead, w], taps[1, lead, w]
+                        wa = ya + w * C
+                        if j_lo >= j_hi:
+                            for c in range(C):
+                                y[_u(wa + c)] = fill
+                            continue
+                        ca = (w * sw - pw + j_lo * dw) * C
+                        for c in range(C):
+                            y[_u(wa + c)] = columns[_u(ca + c)]
+                        for j in range(1, j_hi - j_lo):
+                            ja = ca + j * dw * C
+                            for c in range(C):
+                                a = y[_u(wa + c)]
+                                b = columns[_u(ja + c)]
+                                y[_u(wa + c)] = b if to_sortable(b) > to_sortable(a) else a
+        if act_code >= 0 and not exact:  # the activation, while the outputs are in cache
+            _activate_range(y, act_code, act_constants, (image * OH + o_lo) * OH2 * out_length,
+                           (image * OH + o_hi) * OH2 * out_length)  # fmt: skip
 
 
 @kernel(parallel=True)
@@ -2085,7 +2131,7 @@ def max_pool_channels_last(
     x, bits, y, shape, geo, taps, order, inf_bits, fill, special_mask, special_inf, act_code,
     act_constants, threads,
 ):  # fmt: skip
-    """Parallel channels-last MaxPool over two spatial axes, values only; see
+    """Parallel channels-last MaxPool over two or three spatial axes, values only; see
     _channels_last_tasks."""
     planes = shape[0]
     row_blocks = min(geo[OUT_SHAPE, 0], max(1, -(-4 * threads // max(planes, 1))))

@@ -126,6 +126,67 @@ def ref_max_pool(
     return y, ind
 
 
+def ref_max_pool_values(
+    x,
+    kernel_shape,
+    auto_pad="NOTSET",
+    ceil_mode=0,
+    dilations=None,
+    pads=None,
+    strides=None,
+    layout="NCHW",
+):
+    """ref_max_pool's Y, for inputs too large for its loops: the same rules, applied to every
+    output at once, one numpy step per window tap in row-major order (checked against
+    ref_max_pool in test_max_pool.py)."""
+    x = np.asarray(x)
+    nchw = np.moveaxis(x, -1, 1) if layout == "NHWC" else x
+    n_batch, n_chan = nchw.shape[:2]
+    spatial = nchw.shape[2:]
+    rank = len(spatial)
+    strides = list(strides or [1] * rank)
+    dilations = list(dilations or [1] * rank)
+    pads = list(pads or [0] * (2 * rank))
+    outs, begins = zip(*(
+        output_shape_1d(spatial[i], kernel_shape[i], strides[i], dilations[i], pads[i],
+                        pads[rank + i], auto_pad, ceil_mode)
+        for i in range(rank)
+    ))  # fmt: skip
+    values = as_comparable(nchw)
+    out_shape = (n_batch, n_chan, *outs)
+    best = np.zeros(out_shape, dtype=values.dtype)
+    best_at = np.zeros(out_shape, dtype=np.int64)  # the position in the plane
+    found = np.zeros(out_shape, dtype=bool)
+    for j in itertools.product(*(range(k) for k in kernel_shape)):
+        # each axis's coordinates, shaped to broadcast over the output's spatial axes
+        coords = [
+            (np.arange(outs[i]) * strides[i] - begins[i] + j[i] * dilations[i]).reshape(
+                [-1 if a == i else 1 for a in range(rank)]
+            )
+            for i in range(rank)
+        ]
+        inside = np.ones(outs, dtype=bool)
+        for i in range(rank):
+            inside = inside & (coords[i] >= 0) & (coords[i] < spatial[i])
+        clipped = [np.clip(c, 0, max(spatial[i] - 1, 0)) for i, c in enumerate(coords)]
+        if not inside.any():
+            continue
+        v = values[(slice(None), slice(None), *clipped)]
+        with np.errstate(invalid="ignore"):
+            # the first tap; after it, the first NaN, else a strictly greater value
+            take = inside & (~found | (~np.isnan(best) & (np.isnan(v) | (v > best))))
+        best = np.where(take, v, best)
+        best_at = np.where(take, np.ravel_multi_index(clipped, spatial), best_at)
+        found |= take
+    planes = nchw.reshape(n_batch, n_chan, -1)
+    if planes.shape[2] == 0:  # no taps at all: every window is empty
+        planes = np.zeros((n_batch, n_chan, 1), dtype=x.dtype)
+    y = np.take_along_axis(planes, best_at.reshape(n_batch, n_chan, -1), axis=2)
+    y = np.where(found.reshape(y.shape), y, np.array(lowest(x.dtype)).astype(x.dtype))
+    y = y.reshape(out_shape)
+    return np.moveaxis(y, 1, -1) if layout == "NHWC" else y
+
+
 def ref_global_max_pool(x, layout="NCHW"):
     """Max over all spatial axes, scanning in row-major order (first max / first NaN wins)."""
     x = np.asarray(x)

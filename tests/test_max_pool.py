@@ -7,12 +7,13 @@ import zlib
 import numpy as np
 import pytest
 from conftest import ALL_DTYPES, DTYPE_IDS, FLOAT_DTYPES, assert_identical, make_input
-from reference import ref_max_pool
+from reference import ref_max_pool, ref_max_pool_values
+from test_activation import numpy_activation
 
 import fastpool
 
 # Which kernel a case exercises: (layout, spatial shape). NCHW with 1 or 2 spatial axes runs
-# the planar kernel; for values, NCHW with 3 the volume kernel and NHWC with 2 the
+# the planar kernel; for values, NCHW with 3 the volume kernel and NHWC with 2 or 3 the
 # channels-last kernel (both send the tasks whose input holds a NaN or -0.0 to the N-D
 # kernel); everything else (Indices there, other ranks) the N-D kernel.
 PATHS = {
@@ -86,6 +87,18 @@ def test_matches_reference(path, case, dtype, entry):
     check_against_reference(x, attrs, layout)
 
 
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=DTYPE_IDS)
+@pytest.mark.parametrize(("path", "case"), CASES)
+def test_vectorised_reference(path, case, dtype):
+    """ref_max_pool_values, the oracle of the larger inputs below, gives ref_max_pool's Y
+    (NaN payloads, signed zeros and ties included)."""
+    layout, spatial = PATHS[path]
+    attrs = attribute_cases(len(spatial))[case]
+    x = make_input(input_shape(layout, spatial), dtype, seed=zlib.crc32(f"v{path}{case}".encode()))
+    expected = ref_max_pool(x, layout=layout, **attrs)[0]
+    assert_identical(ref_max_pool_values(x, layout=layout, **attrs), expected)
+
+
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=[d.name for d in FLOAT_DTYPES])
 @pytest.mark.parametrize(("path", "case"), CASES)
 def test_matches_reference_without_nan_or_negative_zero(path, case, dtype, entry):
@@ -123,6 +136,8 @@ def test_nan_first_in_scan_order_wins(path, entry):
     r = len(spatial)
     attrs = dict(kernel_shape=[3] * r, pads=[1] * (2 * r))
     check_against_reference(x, attrs, layout)
+    expected = ref_max_pool(x, layout=layout, **attrs)[0]
+    assert_identical(ref_max_pool_values(x, layout=layout, **attrs), expected)
     y, indices = fastpool.max_pool(x, layout=layout, return_indices=True, **attrs)
     assert np.isnan(y).any()
     nan_out = np.isnan(y)
@@ -412,28 +427,69 @@ def test_volumes(case, dtype, entry):
                 assert_identical(fastpool.max_pool(x_special, **attrs), expected)
 
 
+def check_channels_last(x, attrs, rng):
+    """The channels-last kernel's values against the reference: as they are, with a fused
+    activation, and with a NaN or a -0.0 in the last image only, anywhere or in its last
+    input row (or slice) along the first spatial axis. Such a task is redone by the N-D
+    kernel, which applies the activation itself; found in the last row, after the kernel has
+    pooled the task's first outputs. The specials are ones the fast loops would get wrong: a
+    NaN with its sign bit set (their order puts it below everything), and a -0.0 just before
+    a +0.0 in data that is otherwise negative. (HardSigmoid, unlike Relu, changes a value it
+    is applied to twice.)"""
+    expected = ref_max_pool_values(x, layout="NHWC", **attrs)
+    assert_identical(fastpool.max_pool(x, layout="NHWC", **attrs), expected)
+    if x.dtype.kind != "f":
+        return
+    expected = numpy_activation(expected, "HardSigmoid", [0.2, 0.5])
+    fused = dict(layout="NHWC", activation="HardSigmoid", activation_params=[0.2, 0.5])
+    assert_identical(fastpool.max_pool(x, **fused, **attrs), expected)
+    channels = x.shape[-1]
+    for where in (slice(None), slice(-1, None)):
+        for special in ("nan", "zeros"):
+            x_special = x.copy()
+            image = x_special[-1, where]
+            if special == "nan":
+                image.flat[rng.integers(image.size)] = np.copysign(np.nan, -1)
+            else:  # (the next column's value in the same channel)
+                image[...] = -np.abs(image) - 1
+                at = rng.integers(image.size - channels)
+                image.flat[at], image.flat[at + channels] = -0.0, 0.0
+            expected = ref_max_pool_values(x_special, layout="NHWC", **attrs)
+            assert_identical(fastpool.max_pool(x_special, layout="NHWC", **attrs), expected)
+            expected = numpy_activation(expected, "HardSigmoid", [0.2, 0.5])
+            assert_identical(fastpool.max_pool(x_special, **fused, **attrs), expected)
+
+
 @pytest.mark.parametrize(
     "dtype", [np.float32, np.float16, np.uint8, np.int8], ids=["f32", "f16", "u8", "i8"]
 )
 @pytest.mark.parametrize("case", FLAT_STRETCH_CASES)
 def test_channels_last(case, dtype, entry):
-    """The channels-last kernel (values, two spatial axes): one to many channels, images
-    split between tasks, a NaN or a -0.0 in one image only (its tasks go to the exact N-D
-    kernel), and a fused activation, against the reference."""
+    """The channels-last kernel on images: one to many channels, images split between
+    tasks, and tasks checked for NaN and -0.0 in several stretches of rows."""
     rng = np.random.default_rng(zlib.crc32(case.encode()))
     attrs = FLAT_STRETCH_CASES[case]
-    for shape in [(2, 7, 6, 1), (1, 13, 13, 3), (3, 9, 14, 17), (1, 20, 21, 64)]:
+    # (the last: 36 rows of 24 * 64 values, checked in stretches of about 2**15 values)
+    for shape in [(2, 7, 6, 1), (1, 13, 13, 3), (3, 9, 14, 17), (1, 20, 21, 64),
+                  (8, 36, 24, 64)]:  # fmt: skip
         x = rng.standard_normal(shape) * 8
         x = (x + 128 if dtype == np.uint8 else x).clip(-128, 255).astype(dtype)
-        expected = ref_max_pool(x, layout="NHWC", **attrs)[0]
-        assert_identical(fastpool.max_pool(x, layout="NHWC", **attrs), expected)
-        if np.dtype(dtype).kind == "f":
-            expected = np.maximum(expected, 0)
-            relu = fastpool.max_pool(x, layout="NHWC", activation="Relu", **attrs)
-            assert_identical(relu, expected)
-            for special in (np.nan, -0.0):
-                x_special = x.copy()
-                x_special[-1].flat[rng.integers(x[-1].size)] = special
-                x_special[-1].flat[rng.integers(x[-1].size)] = 0.0
-                expected = ref_max_pool(x_special, layout="NHWC", **attrs)[0]
-                assert_identical(fastpool.max_pool(x_special, layout="NHWC", **attrs), expected)
+        check_channels_last(x, attrs, rng)
+
+
+@pytest.mark.parametrize(
+    "dtype", [np.float32, np.float16, np.uint8, np.int8], ids=["f32", "f16", "u8", "i8"]
+)
+@pytest.mark.parametrize("case", VOLUME_CASES)
+def test_channels_last_volumes(case, dtype, entry):
+    """The channels-last kernel on volumes (three spatial axes): one to many channels,
+    volumes split between tasks, and tasks checked for NaN and -0.0 in several stretches
+    of slices."""
+    rng = np.random.default_rng(zlib.crc32(f"last{case}".encode()))
+    attrs = VOLUME_CASES[case]
+    # (the last two: slices of 2,400 and 4,000 values, checked about 2**15 values at a time)
+    for shape in [(2, 5, 6, 7, 3), (3, 4, 13, 13, 1), (1, 9, 10, 11, 33), (8, 24, 30, 20, 4),
+                  (1, 40, 50, 40, 2)]:  # fmt: skip
+        x = rng.standard_normal(shape) * 8
+        x = (x + 128 if dtype == np.uint8 else x).clip(-128, 255).astype(dtype)
+        check_channels_last(x, attrs, rng)
