@@ -78,6 +78,14 @@ CASES = {
         marks=[[2 * 2**30 + 1, 5], [2 * 2**30 + 3, 6]],
         max_index=2**31 + 3,
     ),
+    # channels-last volume, values through the channels-last kernel (compared with the
+    # general kernel's, with Indices): the last row starts 2 below 2**31
+    "uint8-ndhwc-past-2**31": dict(
+        dtype="uint8", layout="NHWC", shape=[1, 2, 16384, 65538, 1],
+        warm_shape=[1, 2, 4, 64, 1], attrs=dict(kernel_shape=[2, 1, 4], strides=[1, 16383, 16384]),
+        marks=[[32767 * 65538 + 49153, 9], [32767 * 65538 + 49154, 9], [3, 2]],
+        max_index=32767 * 65538 + 49153,
+    ),
     # 4 GiB of float32 in one C-contiguous array
     "float32-4GiB": dict(
         dtype="float32", layout="NCHW", shape=[1, 1, 32768, 32768], warm_shape=[1, 1, 64, 64],
