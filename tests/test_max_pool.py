@@ -395,69 +395,54 @@ VOLUME_CASES = {
 }
 
 
+def check_fast_values(x, attrs, layout, rng):
+    """Values of a kernel that checks its input for NaN and -0.0 (the volume kernel, the
+    channels-last kernel) against the reference: as they are, with a fused activation, and
+    with a NaN or a -0.0 in the last plane (channels first) or image (channels last) only,
+    anywhere or in its last input row (or slice) along the first spatial axis. Such a task
+    is redone by the N-D kernel, which applies the activation itself; found in the last row,
+    after the kernel has pooled the task's first outputs. The specials are ones the fast
+    loops would get wrong: a NaN with its sign bit set (their order puts it below
+    everything), and a -0.0 just before a +0.0 in data that is otherwise negative.
+    (HardSigmoid, unlike Relu, changes a value it is applied to twice.)"""
+    expected = ref_max_pool_values(x, layout=layout, **attrs)
+    assert_identical(fastpool.max_pool(x, layout=layout, **attrs), expected)
+    if x.dtype.kind != "f":
+        return
+    expected = numpy_activation(expected, "HardSigmoid", [0.2, 0.5])
+    fused = dict(layout=layout, activation="HardSigmoid", activation_params=[0.2, 0.5])
+    assert_identical(fastpool.max_pool(x, **fused, **attrs), expected)
+    next_column = x.shape[-1] if layout == "NHWC" else 1  # in the same plane or channel
+    for where in (slice(None), slice(-1, None)):
+        for special in ("nan", "zeros"):
+            x_special = x.copy()
+            image = x_special[-1, where] if layout == "NHWC" else x_special[-1, -1, where]
+            if special == "nan":
+                image.flat[rng.integers(image.size)] = np.copysign(np.nan, -1)
+            else:
+                image[...] = -np.abs(image) - 1
+                at = rng.integers(image.size - next_column)
+                image.flat[at], image.flat[at + next_column] = -0.0, 0.0
+            expected = ref_max_pool_values(x_special, layout=layout, **attrs)
+            assert_identical(fastpool.max_pool(x_special, layout=layout, **attrs), expected)
+            expected = numpy_activation(expected, "HardSigmoid", [0.2, 0.5])
+            assert_identical(fastpool.max_pool(x_special, **fused, **attrs), expected)
+
+
 @pytest.mark.parametrize(
     "dtype", [np.float32, np.float16, np.uint8, np.int8], ids=["f32", "f16", "u8", "i8"]
 )
 @pytest.mark.parametrize("case", VOLUME_CASES)
 def test_volumes(case, dtype, entry):
-    """Volumes whose slices' maxima take several batches of scratch, volumes split between
-    tasks, a NaN or a -0.0 in one volume only (its tasks go to the exact N-D kernel), and a
-    fused activation, against the reference."""
+    """The volume kernel: volumes whose slices' maxima take several batches of scratch,
+    volumes split between tasks, and tasks checked for NaN and -0.0 batch by batch."""
     rng = np.random.default_rng(zlib.crc32(case.encode()))
     attrs = VOLUME_CASES[case]
     # (2000-value planes: 16 slices of maxima at a time, fewer than the 20-odd outputs)
     for shape in [(2, 3, 5, 6, 7), (1, 2, 40, 50, 40), (3, 1, 4, 13, 13)]:
         x = rng.standard_normal(shape) * 8
         x = (x + 128 if dtype == np.uint8 else x).clip(-128, 255).astype(dtype)
-        expected = ref_max_pool(x, **attrs)[0]
-        assert_identical(fastpool.max_pool(x, **attrs), expected)
-        if np.dtype(dtype).kind == "f":
-            expected = np.maximum(expected, 0)
-            assert_identical(fastpool.max_pool(x, activation="Relu", **attrs), expected)
-            # (anywhere in the volume, and in its last slice: found after the first batch
-            # of slices has been pooled the fast way)
-            whole, last = slice(None), slice(-1, None)
-            for special, slices in [(np.nan, whole), (-0.0, whole), (np.nan, last),
-                                    (-0.0, last)]:  # fmt: skip
-                x_special = x.copy()
-                volume = x_special[0, -1, slices]
-                volume.flat[rng.integers(volume.size)] = special
-                volume.flat[rng.integers(volume.size)] = 0.0
-                expected = ref_max_pool(x_special, **attrs)[0]
-                assert_identical(fastpool.max_pool(x_special, **attrs), expected)
-
-
-def check_channels_last(x, attrs, rng):
-    """The channels-last kernel's values against the reference: as they are, with a fused
-    activation, and with a NaN or a -0.0 in the last image only, anywhere or in its last
-    input row (or slice) along the first spatial axis. Such a task is redone by the N-D
-    kernel, which applies the activation itself; found in the last row, after the kernel has
-    pooled the task's first outputs. The specials are ones the fast loops would get wrong: a
-    NaN with its sign bit set (their order puts it below everything), and a -0.0 just before
-    a +0.0 in data that is otherwise negative. (HardSigmoid, unlike Relu, changes a value it
-    is applied to twice.)"""
-    expected = ref_max_pool_values(x, layout="NHWC", **attrs)
-    assert_identical(fastpool.max_pool(x, layout="NHWC", **attrs), expected)
-    if x.dtype.kind != "f":
-        return
-    expected = numpy_activation(expected, "HardSigmoid", [0.2, 0.5])
-    fused = dict(layout="NHWC", activation="HardSigmoid", activation_params=[0.2, 0.5])
-    assert_identical(fastpool.max_pool(x, **fused, **attrs), expected)
-    channels = x.shape[-1]
-    for where in (slice(None), slice(-1, None)):
-        for special in ("nan", "zeros"):
-            x_special = x.copy()
-            image = x_special[-1, where]
-            if special == "nan":
-                image.flat[rng.integers(image.size)] = np.copysign(np.nan, -1)
-            else:  # (the next column's value in the same channel)
-                image[...] = -np.abs(image) - 1
-                at = rng.integers(image.size - channels)
-                image.flat[at], image.flat[at + channels] = -0.0, 0.0
-            expected = ref_max_pool_values(x_special, layout="NHWC", **attrs)
-            assert_identical(fastpool.max_pool(x_special, layout="NHWC", **attrs), expected)
-            expected = numpy_activation(expected, "HardSigmoid", [0.2, 0.5])
-            assert_identical(fastpool.max_pool(x_special, **fused, **attrs), expected)
+        check_fast_values(x, attrs, "NCHW", rng)
 
 
 @pytest.mark.parametrize(
@@ -474,7 +459,7 @@ def test_channels_last(case, dtype, entry):
                   (8, 36, 24, 64)]:  # fmt: skip
         x = rng.standard_normal(shape) * 8
         x = (x + 128 if dtype == np.uint8 else x).clip(-128, 255).astype(dtype)
-        check_channels_last(x, attrs, rng)
+        check_fast_values(x, attrs, "NHWC", rng)
 
 
 @pytest.mark.parametrize(
@@ -492,4 +477,4 @@ def test_channels_last_volumes(case, dtype, entry):
                   (1, 40, 50, 40, 2)]:  # fmt: skip
         x = rng.standard_normal(shape) * 8
         x = (x + 128 if dtype == np.uint8 else x).clip(-128, 255).astype(dtype)
-        check_channels_last(x, attrs, rng)
+        check_fast_values(x, attrs, "NHWC", rng)
