@@ -35,6 +35,30 @@ def output_shape_1d(size, kernel, stride, dilation, pad_begin, pad_end, auto_pad
     return max(out, 0), pad_begin
 
 
+def windows(spatial, kernel_shape, auto_pad, ceil_mode, dilations, pads, strides):
+    """(strides, dilations, output sizes, pads before) of each spatial axis, the unset
+    attributes at their defaults."""
+    rank = len(spatial)
+    strides = list(strides or [1] * rank)
+    dilations = list(dilations or [1] * rank)
+    pads = list(pads or [0] * (2 * rank))
+    outs, begins = [], []
+    for i in range(rank):
+        out, begin = output_shape_1d(
+            spatial[i],
+            kernel_shape[i],
+            strides[i],
+            dilations[i],
+            pads[i],
+            pads[rank + i],
+            auto_pad,
+            ceil_mode,
+        )
+        outs.append(out)
+        begins.append(begin)
+    return strides, dilations, outs, begins
+
+
 def as_comparable(x: np.ndarray) -> np.ndarray:
     """Values that compare exactly like x's: float32 for the 16-bit floats, else x."""
     if x.dtype.itemsize == 2 and x.dtype.kind in "fV":
@@ -61,30 +85,13 @@ def ref_max_pool(
 ):
     """Returns (Y, Indices) for any rank, dtype and layout."""
     x = np.asarray(x)
-    if layout == "NHWC":
-        nchw = np.moveaxis(x, -1, 1)
-    else:
-        nchw = x
+    nchw = np.moveaxis(x, -1, 1) if layout == "NHWC" else x
     n_batch, n_chan = nchw.shape[:2]
     spatial = nchw.shape[2:]
     rank = len(spatial)
-    strides = list(strides or [1] * rank)
-    dilations = list(dilations or [1] * rank)
-    pads = list(pads or [0] * (2 * rank))
-    outs, begins = [], []
-    for i in range(rank):
-        out, begin = output_shape_1d(
-            spatial[i],
-            kernel_shape[i],
-            strides[i],
-            dilations[i],
-            pads[i],
-            pads[rank + i],
-            auto_pad,
-            ceil_mode,
-        )
-        outs.append(out)
-        begins.append(begin)
+    strides, dilations, outs, begins = windows(
+        spatial, kernel_shape, auto_pad, ceil_mode, dilations, pads, strides
+    )
     values = as_comparable(nchw)
     y = np.empty((n_batch, n_chan, *outs), dtype=x.dtype)
     ind = np.empty((n_batch, n_chan, *outs), dtype=np.int64)
@@ -144,14 +151,9 @@ def ref_max_pool_values(
     n_batch, n_chan = nchw.shape[:2]
     spatial = nchw.shape[2:]
     rank = len(spatial)
-    strides = list(strides or [1] * rank)
-    dilations = list(dilations or [1] * rank)
-    pads = list(pads or [0] * (2 * rank))
-    outs, begins = zip(*(
-        output_shape_1d(spatial[i], kernel_shape[i], strides[i], dilations[i], pads[i],
-                        pads[rank + i], auto_pad, ceil_mode)
-        for i in range(rank)
-    ))  # fmt: skip
+    strides, dilations, outs, begins = windows(
+        spatial, kernel_shape, auto_pad, ceil_mode, dilations, pads, strides
+    )
     values = as_comparable(nchw)
     out_shape = (n_batch, n_chan, *outs)
     best = np.zeros(out_shape, dtype=values.dtype)
