@@ -2038,7 +2038,9 @@ def _channels_last_tasks(
     # outputs along the first axis per check: about CHECK_ELEMENTS of new input each
     batch = max(1, CHECK_ELEMENTS // max(1, sh * slice_length))
     columns = np.empty(row_length, dtype=x.dtype)
-    row_starts = np.empty(geo[KERNEL, 0] * (geo[KERNEL, 1] if lead == 2 else 1), dtype=np.int64)
+    # (a window's taps inside the input: at most one per input index on each axis)
+    most_taps = min(geo[KERNEL, 0], H) * (min(geo[KERNEL, 1], H2) if lead == 2 else 1)
+    row_starts = np.empty(most_taps, dtype=np.int64)
     no_indices = np.empty(0, dtype=np.int64)
     for task in range(first_task, last_task):
         image = task // row_blocks

@@ -77,6 +77,28 @@ def test_stride_larger_than_the_input(path, dtype):
 
 @PARAMS
 @PATH
+def test_kernel_of_a_million_taps(path, dtype):
+    """A million taps per axis, with pads of nearly as many and an equal stride: two windows
+    per axis, one holding the first input index alone and one the rest. The same windows as
+    a kernel, stride and pads of the axis's size, whose result the reference gives (it would
+    loop over every tap of the large kernel); the kernels' scratch must not grow with it."""
+    layout, spatial = PATHS[path]
+    x = make_input(input_shape(layout, spatial), dtype, seed=6)
+    before = x.copy()
+    r, taps = len(spatial), 10**6
+    large = dict(kernel_shape=[taps] * r, strides=[taps] * r, pads=[taps - 1] * (2 * r))
+    same = dict(kernel_shape=list(spatial), strides=list(spatial),
+                pads=[s - 1 for s in spatial] * 2)  # fmt: skip
+    expected_y, expected_i = ref_max_pool(x, layout=layout, **same)
+    y, indices = fastpool.max_pool(x, layout=layout, return_indices=True, **large)
+    assert_identical(y, expected_y)
+    assert_identical(indices, expected_i)
+    assert_identical(fastpool.max_pool(x, layout=layout, **large), expected_y)
+    assert_identical(x, before)
+
+
+@PARAMS
+@PATH
 def test_one_by_one_kernel_is_the_identity(path, dtype):
     layout, spatial = PATHS[path]
     x = make_input(input_shape(layout, spatial), dtype, seed=3)
