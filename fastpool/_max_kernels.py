@@ -2002,7 +2002,7 @@ def max_pool_volume_serial(
     )  # fmt: skip
 
 
-# ---- MaxPool, channels last, two spatial axes ---------------------------------------------
+# ---- MaxPool, channels last, two or three spatial axes -------------------------------------
 
 
 # The channels-last kernel checks its input for NaN and -0.0 in stretches of about this many
