@@ -78,6 +78,51 @@ def check_against_reference(x, attrs, layout):
     assert fastpool.pool_output_shape(x.shape, layout=layout, **attrs) == expected_y.shape
 
 
+def with_specials(x, layout, rng):
+    """Copies of float x with a special in its last plane (channels first) or image
+    (channels last) only, anywhere or in its last input row (or slice) along the first
+    spatial axis: found there, after a task's first outputs are pooled. The specials are
+    ones the fast loops would get wrong: a NaN with its sign bit set (their order puts it
+    below everything), and, in data that is otherwise negative, a -0.0 and then a +0.0 in
+    row-major order: in the last row, the next along it (the sortable keys of 16-bit floats
+    put +0.0 first); anywhere, one row down and one column back (where a pass down the
+    columns meets the +0.0 first, and a plain float ">" keeps it)."""
+    next_column = x.shape[-1] if layout == "NHWC" else 1  # in the same plane or channel
+    next_row = x.shape[-1] * x.shape[-2] if layout == "NHWC" else x.shape[-1]
+    for where in (slice(None), slice(-1, None)):
+        for special in ("nan", "zeros"):
+            x_special = x.copy()
+            image = x_special[-1, where] if layout == "NHWC" else x_special[-1, -1, where]
+            if special == "nan":
+                image.flat[rng.integers(image.size)] = np.copysign(np.nan, -1)
+            else:
+                image[...] = -np.abs(image) - 1
+                step = next_column if where.start else max(next_row - next_column, next_column)
+                at = rng.integers(max(1, image.size - step))
+                image.flat[at], image.flat[min(at + step, image.size - 1)] = -0.0, 0.0
+            yield x_special
+
+
+def check_fast_values(x, attrs, layout, rng):
+    """Values of a kernel that checks its input for NaN and -0.0 (the planar, volume and
+    channels-last kernels) against the reference: as they are, with a fused activation,
+    and as ``with_specials`` changes them. The volume and channels-last kernels redo such
+    a task in the N-D kernel, which applies the activation itself. (HardSigmoid, unlike
+    Relu, changes a value it is applied to twice.)"""
+    expected = ref_max_pool_values(x, layout=layout, **attrs)
+    assert_identical(fastpool.max_pool(x, layout=layout, **attrs), expected)
+    if x.dtype.kind != "f":
+        return
+    expected = numpy_activation(expected, "HardSigmoid", [0.2, 0.5])
+    fused = dict(layout=layout, activation="HardSigmoid", activation_params=[0.2, 0.5])
+    assert_identical(fastpool.max_pool(x, **fused, **attrs), expected)
+    for x_special in with_specials(x, layout, rng):
+        expected = ref_max_pool_values(x_special, layout=layout, **attrs)
+        assert_identical(fastpool.max_pool(x_special, layout=layout, **attrs), expected)
+        expected = numpy_activation(expected, "HardSigmoid", [0.2, 0.5])
+        assert_identical(fastpool.max_pool(x_special, **fused, **attrs), expected)
+
+
 @pytest.mark.parametrize("dtype", ALL_DTYPES, ids=DTYPE_IDS)
 @pytest.mark.parametrize(("path", "case"), CASES)
 def test_matches_reference(path, case, dtype, entry):
@@ -213,7 +258,8 @@ FLAT_STRETCH_CASES = {
 @pytest.mark.parametrize("case", FLAT_STRETCH_CASES)
 def test_flat_stretches(case, dtype, entry):
     """Planes larger than one block, planes split between tasks, groups of planes (odd and
-    even sizes, rows of up to 32), a NaN in one plane only, and a fused activation, against
+    even sizes, rows of up to 32), a fused activation, and NaN and -0.0 in the last plane
+    only, with Indices (where the reference's loops are quick enough) and without, against
     the reference."""
     rng = np.random.default_rng(zlib.crc32(case.encode()))
     attrs = FLAT_STRETCH_CASES[case]
@@ -226,11 +272,10 @@ def test_flat_stretches(case, dtype, entry):
         x = rng.standard_normal(shape) * 8
         x = (x + 128 if dtype == np.uint8 else x).clip(-128, 255).astype(dtype)
         check_against_reference(x, attrs, "NCHW")
+        check_fast_values(x, attrs, "NCHW", rng)
         if np.dtype(dtype).kind == "f" and shape[2] < 60:
-            expected = np.maximum(ref_max_pool(x, **attrs)[0], 0)
-            assert_identical(fastpool.max_pool(x, activation="Relu", **attrs), expected)
-            x[0, 1].flat[rng.integers(x[0, 1].size)] = np.nan
-            check_against_reference(x, attrs, "NCHW")
+            for x_special in with_specials(x, "NCHW", rng):
+                check_against_reference(x_special, attrs, "NCHW")
 
 
 def check_with_ties_and_relu(attrs, dtype, shapes):
@@ -393,40 +438,6 @@ VOLUME_CASES = {
     "ceil": dict(kernel_shape=[2, 3, 3], strides=[3, 2, 2], ceil_mode=1),
     "pads-beyond-kernel": dict(kernel_shape=[2, 2, 2], strides=[2, 2, 2], pads=[3] * 6),
 }
-
-
-def check_fast_values(x, attrs, layout, rng):
-    """Values of a kernel that checks its input for NaN and -0.0 (the volume kernel, the
-    channels-last kernel) against the reference: as they are, with a fused activation, and
-    with a NaN or a -0.0 in the last plane (channels first) or image (channels last) only,
-    anywhere or in its last input row (or slice) along the first spatial axis. Such a task
-    is redone by the N-D kernel, which applies the activation itself; found in the last row,
-    after the kernel has pooled the task's first outputs. The specials are ones the fast
-    loops would get wrong: a NaN with its sign bit set (their order puts it below
-    everything), and a -0.0 just before a +0.0 in data that is otherwise negative.
-    (HardSigmoid, unlike Relu, changes a value it is applied to twice.)"""
-    expected = ref_max_pool_values(x, layout=layout, **attrs)
-    assert_identical(fastpool.max_pool(x, layout=layout, **attrs), expected)
-    if x.dtype.kind != "f":
-        return
-    expected = numpy_activation(expected, "HardSigmoid", [0.2, 0.5])
-    fused = dict(layout=layout, activation="HardSigmoid", activation_params=[0.2, 0.5])
-    assert_identical(fastpool.max_pool(x, **fused, **attrs), expected)
-    next_column = x.shape[-1] if layout == "NHWC" else 1  # in the same plane or channel
-    for where in (slice(None), slice(-1, None)):
-        for special in ("nan", "zeros"):
-            x_special = x.copy()
-            image = x_special[-1, where] if layout == "NHWC" else x_special[-1, -1, where]
-            if special == "nan":
-                image.flat[rng.integers(image.size)] = np.copysign(np.nan, -1)
-            else:
-                image[...] = -np.abs(image) - 1
-                at = rng.integers(image.size - next_column)
-                image.flat[at], image.flat[at + next_column] = -0.0, 0.0
-            expected = ref_max_pool_values(x_special, layout=layout, **attrs)
-            assert_identical(fastpool.max_pool(x_special, layout=layout, **attrs), expected)
-            expected = numpy_activation(expected, "HardSigmoid", [0.2, 0.5])
-            assert_identical(fastpool.max_pool(x_special, **fused, **attrs), expected)
 
 
 @pytest.mark.parametrize(
