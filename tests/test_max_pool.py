@@ -89,7 +89,9 @@ def with_specials(x, layout, rng):
     columns meets the +0.0 first, and a plain float ">" keeps it)."""
     next_column = x.shape[-1] if layout == "NHWC" else 1  # in the same plane or channel
     next_row = x.shape[-1] * x.shape[-2] if layout == "NHWC" else x.shape[-1]
-    for where in (slice(None), slice(-1, None)):
+    down_and_back = max(next_row - next_column, next_column)
+    # (where, and how far on the +0.0 goes)
+    for where, step in ((slice(None), down_and_back), (slice(-1, None), next_column)):
         for special in ("nan", "zeros"):
             x_special = x.copy()
             image = x_special[-1, where] if layout == "NHWC" else x_special[-1, -1, where]
@@ -97,7 +99,6 @@ def with_specials(x, layout, rng):
                 image.flat[rng.integers(image.size)] = np.copysign(np.nan, -1)
             else:
                 image[...] = -np.abs(image) - 1
-                step = next_column if where.start else max(next_row - next_column, next_column)
                 at = rng.integers(max(1, image.size - step))
                 image.flat[at], image.flat[min(at + step, image.size - 1)] = -0.0, 0.0
             yield x_special
