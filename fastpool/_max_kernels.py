@@ -81,6 +81,7 @@ from fastpool._ordering import (
     from_sortable,
     greater,
     may_be_nan,
+    order_key,
     replaces,
     same_type,
     to_sortable,
@@ -99,6 +100,16 @@ OUTSIDE_KEY = np.int32(12)
 
 
 # ---- MaxPool, any number of spatial axes, channels first or last ------------------------
+
+
+@kernel(inline="always")
+def _takes(value, best, inf_bits, has_nan):
+    """replaces where a row may hold a NaN, else greater: the same answer without one, in
+    fewer operations (the general kernel's loops that carry positions, 0.70-0.82 of their
+    time on 3-D and channels-last cases with Indices)."""
+    if has_nan:
+        return replaces(value, best, inf_bits)
+    return greater(value, best, inf_bits)
 
 
 @kernel()
@@ -141,6 +152,17 @@ def _max_pool_tasks(
         block_no = task - plane * row_blocks
         o_lo = block_no * out_first // row_blocks
         o_hi = (block_no + 1) * out_first // row_blocks
+        # the task's outputs, for the activation
+        y_from = (plane * out_rows + o_lo * out_inner) * out_length
+        y_to = (plane * out_rows + o_hi * out_inner) * out_length
+        # (Indices on channels-first volumes: by their own path, unless a NaN stops it)
+        volume_indices = want and block == 1 and lead == 2
+        if volume_indices and _volume_indices_task(
+            x, y, indices, shape, geo, taps, order, inf_bits, fill, plane, o_lo, o_hi
+        ):
+            if act_code >= 0:
+                _activate_range(y, act_code, act_constants, y_from, y_to)
+            continue
         # the input rows these outputs read: a range along the first leading axis
         r_lo, r_hi = 0, rows
         if lead > 0:
@@ -186,7 +208,7 @@ def _max_pool_tasks(
                             for c in range(block):
                                 value = x[_u(tap_at + c)]
                                 best = window_rows[_u(out_at + c)]
-                                take = replaces(value, best, inf_bits)
+                                take = _takes(value, best, inf_bits, has_nan)
                                 window_rows[_u(out_at + c)] = value if take else best
                                 if want:
                                     col = window_cols[_u(out_at + c)]
@@ -209,7 +231,7 @@ def _max_pool_tasks(
                         for o in range(lo, hi):
                             value = x[_u(tap_at + o)]
                             best = window_rows[_u(wa + o)]
-                            take = replaces(value, best, inf_bits)
+                            take = _takes(value, best, inf_bits, has_nan)
                             window_rows[_u(wa + o)] = value if take else best
                             if want:
                                 col = window_cols[_u(wa + o)]
@@ -225,11 +247,11 @@ def _max_pool_tasks(
                     at = xa + 2 * o - pad
                     best, best_at = x[_u(at)], at
                     value = x[_u(at + 1)]
-                    take = replaces(value, best, inf_bits)
+                    take = _takes(value, best, inf_bits, has_nan)
                     best = value if take else best
                     best_at = at + 1 if take else best_at
                     value = x[_u(at + 2)]
-                    take = replaces(value, best, inf_bits)
+                    take = _takes(value, best, inf_bits, has_nan)
                     best = value if take else best
                     best_at = at + 2 if take else best_at
                     window_rows[_u(wa + o)] = best
@@ -240,7 +262,7 @@ def _max_pool_tasks(
                     best, best_at = x[_u(at)], at
                     for j in range(1, kernel):
                         value = x[_u(at + j * dilation)]
-                        if replaces(value, best, inf_bits):
+                        if _takes(value, best, inf_bits, has_nan):
                             best, best_at = value, at + j * dilation
                     window_rows[_u(wa + o)] = best
                     if want:
@@ -316,13 +338,27 @@ def _max_pool_tasks(
                 if want:
                     base = (plane * index_plane_size + offset) * block
                     col_stride = geo[order, lead]
-                    for e in range(out_length):
-                        value = window_rows[_u(wa + e)]
-                        col = window_cols[_u(wa + e)]
-                        index = base + col * col_stride if col >= 0 else -1
-                        take = first or replaces(value, y[_u(ya + e)], inf_bits)
-                        y[_u(ya + e)] = value if take else y[_u(ya + e)]
-                        indices[_u(ya + e)] = index if take else indices[_u(ya + e)]
+                    if first:
+                        for e in range(out_length):
+                            col = window_cols[_u(wa + e)]
+                            y[_u(ya + e)] = window_rows[_u(wa + e)]
+                            indices[_u(ya + e)] = base + col * col_stride if col >= 0 else -1
+                    elif exact:
+                        for e in range(out_length):
+                            value = window_rows[_u(wa + e)]
+                            col = window_cols[_u(wa + e)]
+                            index = base + col * col_stride if col >= 0 else -1
+                            take = replaces(value, y[_u(ya + e)], inf_bits)
+                            y[_u(ya + e)] = value if take else y[_u(ya + e)]
+                            indices[_u(ya + e)] = index if take else indices[_u(ya + e)]
+                    else:
+                        for e in range(out_length):
+                            value = window_rows[_u(wa + e)]
+                            col = window_cols[_u(wa + e)]
+                            index = base + col * col_stride if col >= 0 else -1
+                            take = greater(value, y[_u(ya + e)], inf_bits)
+                            y[_u(ya + e)] = value if take else y[_u(ya + e)]
+                            indices[_u(ya + e)] = index if take else indices[_u(ya + e)]
                 elif first:
                     for e in range(out_length):
                         y[_u(ya + e)] = window_rows[_u(wa + e)]
@@ -347,9 +383,158 @@ def _max_pool_tasks(
                 if axis < 0:
                     break
         if act_code >= 0:  # the activation, while the outputs are in cache
-            out_plane = plane * out_rows
-            _activate_range(y, act_code, act_constants, (out_plane + o_lo * out_inner) * out_length,
-                           (out_plane + o_hi * out_inner) * out_length)  # fmt: skip
+            _activate_range(y, act_code, act_constants, y_from, y_to)
+
+
+@kernel()
+def _volume_indices_task(x, y, indices, shape, geo, taps, order, inf_bits, fill, plane, o_lo,
+                         o_hi):  # fmt: skip
+    """Output slices o_lo..o_hi-1 of one plane of a channels-first volume, with Indices;
+    False (nothing written) when the input slices they read hold a float NaN.
+
+    Every value carries its key, its row-major offset in the volume. The first maximum in
+    row-major window order is the largest value of smallest key (keys grow in that order),
+    and "largest value, then smallest key" does not depend on the order in which values
+    meet, so the window can be taken one axis at a time over whole slices and rows that
+    vectorise: along the first axis (where the keys of one position grow with the slice, so
+    a plain ``>`` keeps the smallest), then down the columns and along the rows comparing
+    values and, of equal ones, keys. -0.0 and +0.0 are equal there and the key decides; a
+    float NaN is not (16-bit floats' order keys put it above everything, equal to another).
+    The output value is read back at the winning key, so it keeps its sign and bits.
+    """
+    D, H, W = geo[IN_SHAPE, 0], geo[IN_SHAPE, 1], geo[IN_SHAPE, 2]
+    OH, OW = geo[OUT_SHAPE, 1], geo[OUT_SHAPE, 2]
+    sd, sh, sw = geo[STRIDES, 0], geo[STRIDES, 1], geo[STRIDES, 2]
+    pd, ph, pw = geo[PADS_BEGIN, 0], geo[PADS_BEGIN, 1], geo[PADS_BEGIN, 2]
+    dd, dh, dw = geo[DILATIONS, 0], geo[DILATIONS, 1], geo[DILATIONS, 2]
+    HW = H * W
+    if D * HW == 0 or D * HW >= 1 << 31:  # (keys are int32)
+        return False
+    xa = plane * D * HW
+    # the slices the outputs read
+    d_lo, d_hi = D, 0
+    for od in range(o_lo, o_hi):
+        j_lo, j_hi = taps[0, 0, od], taps[1, 0, od]
+        if j_lo < j_hi:
+            d_lo = min(d_lo, od * sd - pd + j_lo * dd)
+            d_hi = max(d_hi, od * sd - pd + (j_hi - 1) * dd + 1)
+    any_nan = False
+    for i in range(xa + d_lo * HW, xa + max(d_lo, d_hi) * HW):
+        any_nan |= may_be_nan(x[_u(i)], inf_bits)
+    if any_nan:
+        return False
+    slice_max = np.full(HW, order_key(x[xa], inf_bits))
+    slice_key = np.empty(HW, dtype=np.int32)
+    row_max = np.full(OH * W, order_key(x[xa], inf_bits))
+    row_key = np.empty(OH * W, dtype=np.int32)
+    s0, s1, s2 = geo[order, 0], geo[order, 1], geo[order, 2]
+    row_major = s0 == HW and s1 == W and s2 == 1
+    index_at = plane * D * HW
+    kw = geo[KERNEL, 2]
+    w_lo, w_hi = geo[INTERIOR_LO, 2], geo[INTERIOR_HI, 2]
+    out_max = np.full(OW, order_key(x[xa], inf_bits))
+    out_key = np.empty(OW, dtype=np.int32)
+    for od in range(o_lo, o_hi):
+        ya = ((plane * geo[OUT_SHAPE, 0] + od) * OH) * OW
+        jd_lo, jd_hi = taps[0, 0, od], taps[1, 0, od]
+        if jd_lo >= jd_hi:
+            for e in range(ya, ya + OH * OW):
+                y[e] = fill
+                indices[e] = -1
+            continue
+        # 1. along the first axis, whole slices at a time
+        for jd in range(jd_lo, jd_hi):
+            key_at = (od * sd - pd + jd * dd) * HW
+            if jd == jd_lo:
+                for i in range(HW):
+                    slice_max[_u(i)] = order_key(x[_u(xa + key_at + i)], inf_bits)
+                    slice_key[_u(i)] = np.int32(key_at + i)
+            else:
+                for i in range(HW):
+                    value = order_key(x[_u(xa + key_at + i)], inf_bits)
+                    take = value > slice_max[_u(i)]
+                    slice_max[_u(i)] = value if take else slice_max[_u(i)]
+                    slice_key[_u(i)] = np.int32(key_at + i) if take else slice_key[_u(i)]
+        # 2. down the columns, whole rows at a time
+        for oh in range(OH):
+            ra = oh * W
+            jh_lo, jh_hi = taps[0, 1, oh], taps[1, 1, oh]
+            for jh in range(jh_lo, jh_hi):
+                sa = (oh * sh - ph + jh * dh) * W
+                if jh == jh_lo:
+                    for w in range(W):
+                        row_max[_u(ra + w)] = slice_max[_u(sa + w)]
+                        row_key[_u(ra + w)] = slice_key[_u(sa + w)]
+                else:
+                    for w in range(W):
+                        value, key = slice_max[_u(sa + w)], slice_key[_u(sa + w)]
+                        best, best_key = row_max[_u(ra + w)], row_key[_u(ra + w)]
+                        take = (value > best) | ((value == best) & (key < best_key))
+                        row_max[_u(ra + w)] = value if take else best
+                        row_key[_u(ra + w)] = key if take else best_key
+        # 3. along the rows: the windows with every tap inside a tap at a time, the others
+        # one by one
+        for oh in range(OH):
+            ra = oh * W
+            ea = ya + oh * OW
+            if taps[0, 1, oh] >= taps[1, 1, oh]:
+                for e in range(ea, ea + OW):
+                    y[e] = fill
+                    indices[e] = -1
+                continue
+            for jw in range(kw):
+                at = ra - pw + jw * dw
+                if jw == 0:
+                    for ow in range(w_lo, w_hi):
+                        out_max[_u(ow)] = row_max[_u(at + ow * sw)]
+                        out_key[_u(ow)] = row_key[_u(at + ow * sw)]
+                elif sw == 1:  # (a constant stride, for contiguous loads)
+                    for ow in range(w_lo, w_hi):
+                        value, key = row_max[_u(at + ow)], row_key[_u(at + ow)]
+                        best, best_key = out_max[_u(ow)], out_key[_u(ow)]
+                        take = (value > best) | ((value == best) & (key < best_key))
+                        out_max[_u(ow)] = value if take else best
+                        out_key[_u(ow)] = key if take else best_key
+                else:
+                    for ow in range(w_lo, w_hi):
+                        value, key = row_max[_u(at + ow * sw)], row_key[_u(at + ow * sw)]
+                        best, best_key = out_max[_u(ow)], out_key[_u(ow)]
+                        take = (value > best) | ((value == best) & (key < best_key))
+                        out_max[_u(ow)] = value if take else best
+                        out_key[_u(ow)] = key if take else best_key
+            for part in range(2):
+                o_from, o_to = (0, w_lo) if part == 0 else (w_hi, OW)
+                for ow in range(o_from, o_to):
+                    jw_lo, jw_hi = taps[0, 2, ow], taps[1, 2, ow]
+                    out_key[ow] = np.int32(0)  # (a window with no tap: written after)
+                    if jw_lo >= jw_hi:
+                        continue
+                    at = ra + ow * sw - pw
+                    best, best_key = row_max[at + jw_lo * dw], row_key[at + jw_lo * dw]
+                    for jw in range(jw_lo + 1, jw_hi):
+                        value, key = row_max[at + jw * dw], row_key[at + jw * dw]
+                        take = (value > best) | ((value == best) & (key < best_key))
+                        best = value if take else best
+                        best_key = key if take else best_key
+                    out_key[ow] = best_key
+            if row_major:
+                for ow in range(OW):
+                    key = out_key[_u(ow)]
+                    y[_u(ea + ow)] = x[_u(xa + key)]
+                    indices[_u(ea + ow)] = index_at + key
+            else:
+                for ow in range(OW):
+                    key = out_key[ow]
+                    y[ea + ow] = x[xa + key]
+                    d = key // HW
+                    h = (key - d * HW) // W
+                    indices[ea + ow] = index_at + d * s0 + h * s1 + (key - d * HW - h * W) * s2
+            for part in range(2):
+                o_from, o_to = (0, w_lo) if part == 0 else (w_hi, OW)
+                for ow in range(o_from, o_to):
+                    if taps[0, 2, ow] >= taps[1, 2, ow]:
+                        y[ea + ow], indices[ea + ow] = fill, -1
+    return True
 
 
 @kernel(parallel=True)

@@ -15,7 +15,8 @@ import fastpool
 # Which kernel a case exercises: (layout, spatial shape). NCHW with 1 or 2 spatial axes runs
 # the planar kernel; for values, NCHW with 3 the volume kernel and NHWC with 2 or 3 the
 # channels-last kernel (both send the tasks whose input holds a NaN or -0.0 to the N-D
-# kernel); everything else (Indices there, other ranks) the N-D kernel.
+# kernel); everything else (Indices there, other ranks) the N-D kernel, which takes Indices
+# on NCHW volumes by a path of its own (test_volumes_with_indices).
 PATHS = {
     "2d-nchw": ("NCHW", (6, 7)),
     "1d-nchw": ("NCHW", (9,)),
@@ -455,6 +456,33 @@ def test_volumes(case, dtype, entry):
         x = rng.standard_normal(shape) * 8
         x = (x + 128 if dtype == np.uint8 else x).clip(-128, 255).astype(dtype)
         check_fast_values(x, attrs, "NCHW", rng)
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=DTYPE_IDS)
+@pytest.mark.parametrize("case", VOLUME_CASES)
+def test_volumes_with_indices(case, dtype, entry):
+    """The N-D kernel's path for Indices on channels-first volumes (values carried with
+    their offsets, one axis at a time): volumes split between tasks, data with many ties
+    (and, for floats, with and without NaN, +-inf and -0.0), the specials of
+    ``with_specials`` in the last plane only (a float NaN sends that task to the scan-order
+    loops), both storage orders, and a fused activation."""
+    attrs = VOLUME_CASES[case]
+    for seed, shape in enumerate([(2, 3, 5, 6, 7), (1, 2, 9, 10, 11), (3, 1, 4, 13, 13)]):
+        for specials in (False, True):
+            x = make_input(shape, dtype, seed=seed, specials=specials, negative_zero=specials)
+            check_against_reference(x, attrs, "NCHW")
+        if np.dtype(dtype).kind != "f":
+            continue
+        rng = np.random.default_rng(zlib.crc32(f"{case}{seed}".encode()))
+        x = (rng.standard_normal(shape) * 8).astype(dtype)
+        for x_special in with_specials(x, "NCHW", rng):
+            check_against_reference(x_special, attrs, "NCHW")
+        expected_y, expected_i = ref_max_pool(x, **attrs)
+        expected_y = numpy_activation(expected_y, "HardSigmoid", [0.2, 0.5])
+        y, indices = fastpool.max_pool(x, return_indices=True, activation="HardSigmoid",
+                                       activation_params=[0.2, 0.5], **attrs)  # fmt: skip
+        assert_identical(y, expected_y)
+        assert_identical(indices, expected_i)
 
 
 @pytest.mark.parametrize(
