@@ -75,6 +75,7 @@ from fastpool._attrs import (
     P_SW,
     P_W,
     PADS_BEGIN,
+    ROW_MAJOR,
     STRIDES,
 )
 from fastpool._config import kernel
@@ -148,6 +149,9 @@ def _max_pool_tasks(
     row_has_nan = np.empty(0, dtype=np.bool_)
     out_coord = np.empty(lead, dtype=np.int64)
     tap = np.empty(lead, dtype=np.int64)
+    # Indices on channels-first volumes take _volume_indices_task, where a task's input holds
+    # no float NaN (int32 keys: volumes of under 2**31 values)
+    volume_indices = want and block == 1 and lead == 2 and 0 < plane_size < (1 << 31)
     for task in range(first_task, last_task):
         plane = task // row_blocks
         block_no = task - plane * row_blocks
@@ -156,14 +160,6 @@ def _max_pool_tasks(
         # the task's outputs, for the activation
         y_from = (plane * out_rows + o_lo * out_inner) * out_length
         y_to = (plane * out_rows + o_hi * out_inner) * out_length
-        # (Indices on channels-first volumes: by their own path, unless a NaN stops it)
-        volume_indices = want and block == 1 and lead == 2
-        if volume_indices and _volume_indices_task(
-            x, y, indices, geo, taps, order, inf_bits, fill, plane, o_lo, o_hi
-        ):
-            if act_code >= 0:
-                _activate_range(y, act_code, act_constants, y_from, y_to)
-            continue
         # the input rows these outputs read: a range along the first leading axis
         r_lo, r_hi = 0, rows
         if lead > 0:
@@ -175,17 +171,24 @@ def _max_pool_tasks(
                     r_lo = min(r_lo, start + j_lo * geo[DILATIONS, 0])
                     r_hi = max(r_hi, start + (j_hi - 1) * geo[DILATIONS, 0] + 1)
             r_lo, r_hi = r_lo * inner, max(r_lo, r_hi) * inner
+        # (the rows are contiguous, so one sweep tells whether any holds a NaN)
+        any_nan = False
+        for i in range((plane * rows + r_lo) * row_length, (plane * rows + r_hi) * row_length):
+            any_nan |= may_be_nan(x[_u(i)], inf_bits)
+        if volume_indices and not any_nan:
+            _volume_indices_task(x, y, indices, geo, taps, order, inf_bits, fill, plane, o_lo,
+                                 o_hi)  # fmt: skip
+            if act_code >= 0:
+                _activate_range(y, act_code, act_constants, y_from, y_to)
+            continue
         if row_has_nan.shape[0] < r_hi - r_lo:
             window_rows = np.empty((r_hi - r_lo) * out_length, dtype=x.dtype)
             row_has_nan = np.empty(r_hi - r_lo, dtype=np.bool_)
             if want:
                 window_cols = np.empty((r_hi - r_lo) * out_length, dtype=np.int64)
 
-        # 1. window maxima along the last axis, for each input row (the rows are contiguous,
-        # so one sweep tells whether any holds a NaN; if one does, each row is checked)
-        any_nan = False
-        for i in range((plane * rows + r_lo) * row_length, (plane * rows + r_hi) * row_length):
-            any_nan |= may_be_nan(x[_u(i)], inf_bits)
+        # 1. window maxima along the last axis, for each input row (if the sweep above found
+        # a NaN, each row is checked)
         for r in range(r_lo, r_hi):
             xa = (plane * rows + r) * row_length
             wa = (r - r_lo) * out_length
@@ -388,11 +391,17 @@ def _max_pool_tasks(
             _activate_range(y, act_code, act_constants, y_from, y_to)
 
 
+@kernel(inline="always")
+def _key_wins(value, key, best, best_key):
+    """Whether (value, key) replaces (best, best_key): a larger value, or an equal one with a
+    smaller key."""
+    return (value > best) | ((value == best) & (key < best_key))
+
+
 @kernel()
 def _volume_indices_task(x, y, indices, geo, taps, order, inf_bits, fill, plane, o_lo, o_hi):
-    """Output slices o_lo..o_hi-1 of one plane of a channels-first volume, with Indices;
-    False, with nothing written, when the input slices they read hold a float NaN or the
-    volume holds no values or 2**31 or more (the keys are int32).
+    """Output slices o_lo..o_hi-1 of one plane of a channels-first volume, with Indices, for
+    input slices without a float NaN and volumes of under 2**31 values (the keys are int32).
 
     Every value carries its key, its row-major offset in the volume. The first maximum in
     row-major window order is the largest value of smallest key (keys grow in that order),
@@ -410,27 +419,12 @@ def _volume_indices_task(x, y, indices, geo, taps, order, inf_bits, fill, plane,
     pd, ph, pw = geo[PADS_BEGIN, 0], geo[PADS_BEGIN, 1], geo[PADS_BEGIN, 2]
     dd, dh, dw = geo[DILATIONS, 0], geo[DILATIONS, 1], geo[DILATIONS, 2]
     HW = H * W
-    if D * HW == 0 or D * HW >= 1 << 31:
-        return False
     xa = plane * D * HW
-    # the slices the outputs read
-    d_lo, d_hi = D, 0
-    for od in range(o_lo, o_hi):
-        j_lo, j_hi = taps[0, 0, od], taps[1, 0, od]
-        if j_lo < j_hi:
-            d_lo = min(d_lo, od * sd - pd + j_lo * dd)
-            d_hi = max(d_hi, od * sd - pd + (j_hi - 1) * dd + 1)
-    any_nan = False
-    for i in range(xa + d_lo * HW, xa + max(d_lo, d_hi) * HW):
-        any_nan |= may_be_nan(x[_u(i)], inf_bits)
-    if any_nan:
-        return False
     slice_max = np.full(HW, order_key(x[xa], inf_bits))
     slice_key = np.empty(HW, dtype=np.int32)
     row_max = np.full(OH * W, order_key(x[xa], inf_bits))
     row_key = np.empty(OH * W, dtype=np.int32)
     s0, s1, s2 = geo[order, 0], geo[order, 1], geo[order, 2]
-    row_major = s0 == HW and s1 == W and s2 == 1
     index_at = plane * D * HW
     kw = geo[KERNEL, 2]
     w_lo, w_hi = geo[INTERIOR_LO, 2], geo[INTERIOR_HI, 2]
@@ -471,7 +465,7 @@ def _volume_indices_task(x, y, indices, geo, taps, order, inf_bits, fill, plane,
                     for w in range(W):
                         value, key = slice_max[_u(sa + w)], slice_key[_u(sa + w)]
                         best, best_key = row_max[_u(ra + w)], row_key[_u(ra + w)]
-                        take = (value > best) | ((value == best) & (key < best_key))
+                        take = _key_wins(value, key, best, best_key)
                         row_max[_u(ra + w)] = value if take else best
                         row_key[_u(ra + w)] = key if take else best_key
         # 3. along the rows: the windows with every tap inside a tap at a time, the others
@@ -494,21 +488,21 @@ def _volume_indices_task(x, y, indices, geo, taps, order, inf_bits, fill, plane,
                     for ow in range(w_lo, w_hi):
                         value, key = row_max[_u(at + ow)], row_key[_u(at + ow)]
                         best, best_key = out_max[_u(ow)], out_key[_u(ow)]
-                        take = (value > best) | ((value == best) & (key < best_key))
+                        take = _key_wins(value, key, best, best_key)
                         out_max[_u(ow)] = value if take else best
                         out_key[_u(ow)] = key if take else best_key
                 elif sw == 2:
                     for ow in range(w_lo, w_hi):
                         value, key = row_max[_u(at + 2 * ow)], row_key[_u(at + 2 * ow)]
                         best, best_key = out_max[_u(ow)], out_key[_u(ow)]
-                        take = (value > best) | ((value == best) & (key < best_key))
+                        take = _key_wins(value, key, best, best_key)
                         out_max[_u(ow)] = value if take else best
                         out_key[_u(ow)] = key if take else best_key
                 else:
                     for ow in range(w_lo, w_hi):
                         value, key = row_max[_u(at + ow * sw)], row_key[_u(at + ow * sw)]
                         best, best_key = out_max[_u(ow)], out_key[_u(ow)]
-                        take = (value > best) | ((value == best) & (key < best_key))
+                        take = _key_wins(value, key, best, best_key)
                         out_max[_u(ow)] = value if take else best
                         out_key[_u(ow)] = key if take else best_key
             for part in range(2):
@@ -522,11 +516,11 @@ def _volume_indices_task(x, y, indices, geo, taps, order, inf_bits, fill, plane,
                     best, best_key = row_max[at + jw_lo * dw], row_key[at + jw_lo * dw]
                     for jw in range(jw_lo + 1, jw_hi):
                         value, key = row_max[at + jw * dw], row_key[at + jw * dw]
-                        take = (value > best) | ((value == best) & (key < best_key))
+                        take = _key_wins(value, key, best, best_key)
                         best = value if take else best
                         best_key = key if take else best_key
                     out_key[ow] = best_key
-            if row_major:
+            if order == ROW_MAJOR:  # (the key is the index within the plane)
                 for ow in range(OW):
                     key = out_key[_u(ow)]
                     y[_u(ea + ow)] = x[_u(xa + key)]
@@ -543,7 +537,6 @@ def _volume_indices_task(x, y, indices, geo, taps, order, inf_bits, fill, plane,
                 for ow in range(o_from, o_to):
                     if taps[0, 2, ow] >= taps[1, 2, ow]:
                         y[ea + ow], indices[ea + ow] = fill, -1
-    return True
 
 
 @kernel(parallel=True)
