@@ -137,3 +137,24 @@ def test_nan_check_cost_script_quick():
     assert len(lines) == 4, lines  # three layers and the geometric means
     assert all(" 1x" in line and "none/check" in line for line in lines[:3]), lines
     assert lines[-1].startswith("batch 1, geometric means: none/check "), lines
+
+
+def test_fresh_outputs_script_quick():
+    """scripts/fresh_outputs.py (README, Benchmarks) runs its layer in a process of its own,
+    finds out= giving the same outputs as new arrays, and reports its ratios."""
+    lines = _run_script("fresh_outputs.py", "--quick", "--inputs", "2")
+    assert len(lines) == 3, lines  # values, Indices, and their ratio
+    assert lines[0].startswith("2x16x56x56 k3x3 values  fresh "), lines
+    assert lines[1].startswith("2x16x56x56 k3x3 indices fresh "), lines
+    assert all("faults/call" in line and "fresh/out= " in line for line in lines[:2]), lines
+    assert lines[2].startswith("2x16x56x56 k3x3 indices/values: fresh "), lines
+
+
+def test_fresh_outputs_script_rejects_bad_arguments():
+    """A bad --inputs or an unknown argument stops with a message, not a traceback."""
+    for args, message in [(["--inputs", "x"], "--inputs needs a whole number"),
+                          (["--fast"], "unknown arguments")]:  # fmt: skip
+        done = _script("fresh_outputs.py", *args)
+        assert done.returncode != 0
+        assert message in done.stderr, done.stderr
+        assert "Traceback" not in done.stderr, done.stderr
