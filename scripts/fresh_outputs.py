@@ -20,6 +20,7 @@ change that for a whole program; run this script with and without them to see th
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import subprocess
 import sys
@@ -101,32 +102,29 @@ def time_layer(shape, attrs, n_inputs: int, quick: bool) -> None:
           f"out= {t['indices out='] / t['values out=']:.2f}", flush=True)  # fmt: skip
 
 
+def _whole_number(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"needs a whole number >= 1, got {text!r}")
+    return int(text)
+
+
 def main(argv):
-    quick = "--quick" in argv
-    argv = [arg for arg in argv if arg != "--quick"]
-    n_inputs = 4
-    if "--inputs" in argv:
-        at = argv.index("--inputs")
-        if at + 1 >= len(argv) or not argv[at + 1].isdigit() or int(argv[at + 1]) < 1:
-            raise SystemExit("fresh_outputs.py: --inputs needs a whole number >= 1")
-        n_inputs = int(argv[at + 1])
-        del argv[at : at + 2]
-    layer = None
-    if "--layer" in argv:  # (one layer, in the process of its own that main starts)
-        at = argv.index("--layer")
-        layer = int(argv[at + 1])
-        del argv[at : at + 2]
-    if argv:
-        raise SystemExit(f"fresh_outputs.py: unknown arguments {argv}")
-    layers = QUICK_LAYERS if quick else LAYERS
-    if layer is not None:
-        time_layer(*layers[layer], n_inputs, quick)
+    parser = argparse.ArgumentParser(prog="fresh_outputs.py", description=__doc__.split("\n")[0])
+    parser.add_argument("--inputs", type=_whole_number, default=4, help="inputs in turn")
+    parser.add_argument("--quick", action="store_true", help="one small layer, short blocks")
+    # (one layer, in the process of its own that main starts for it)
+    parser.add_argument("--layer", type=int, default=None, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    layers = QUICK_LAYERS if args.quick else LAYERS
+    if args.layer is not None:
+        time_layer(*layers[args.layer], args.inputs, args.quick)
         return
     # each layer in a new process: what the allocator does depends on what the process
     # allocated and freed before
     for number in range(len(layers)):
-        args = ["--layer", str(number), "--inputs", str(n_inputs)] + (["--quick"] if quick else [])
-        done = subprocess.run([sys.executable, __file__, *args], check=False)
+        options = ["--layer", str(number), "--inputs", str(args.inputs)]
+        done = subprocess.run([sys.executable, __file__, *options] + ["--quick"] * args.quick,
+                              check=False)  # fmt: skip
         if done.returncode != 0:
             raise SystemExit(done.returncode)
 

@@ -152,8 +152,9 @@ def test_fresh_outputs_script_quick():
 
 def test_fresh_outputs_script_rejects_bad_arguments():
     """A bad --inputs or an unknown argument stops with a message, not a traceback."""
-    for args, message in [(["--inputs", "x"], "--inputs needs a whole number"),
-                          (["--fast"], "unknown arguments")]:  # fmt: skip
+    for args, message in [(["--inputs", "x"], "needs a whole number >= 1, got 'x'"),
+                          (["--inputs", "0"], "needs a whole number >= 1, got '0'"),
+                          (["--fast"], "unrecognized arguments: --fast")]:  # fmt: skip
         done = _script("fresh_outputs.py", *args)
         assert done.returncode != 0
         assert message in done.stderr, done.stderr
