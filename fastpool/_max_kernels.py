@@ -1224,15 +1224,26 @@ def _group_argmax(
 @kernel(inline="always")
 def _window_pairs(dims, wide):
     """Whether the planar kernel takes 2x2 windows at stride 2 with Indices one at a time
-    (_pair_windows): on rows of at least 24 of them. On shorter rows LLVM leaves the loop
-    scalar and, there, turns the selects of the positions into branches, which the data
-    mispredict: 6x slower than the flat stretches on 14-wide rows. For 8- and 16-bit
-    elements (not ``wide``: see wide_items), only with no windows across the ends of the
-    rows (taken one tap at a time, those cost more than the rest saves: 1.09-1.26x on
-    111 x 111 with pads 1)."""
+    (_pair_windows) rather than through rows of pitch column maxima (the flat stretches):
+    on rows of at least 24 windows, all of whose taps are inside the plane. On shorter
+    rows LLVM leaves the loop scalar and, there, turns the selects of the positions into
+    branches, which the data mispredict: 6x slower than the flat stretches on 14-wide
+    rows. Windows across the plane's ends would go one at a time through the exact loop:
+    there the flat stretches took 0.51-0.83 of this path's time (float32, batch 1, planes
+    of 55x55 to 113x113 with pads, AMD Zen 4, 2026-11-27; earlier, for 8- and 16-bit items,
+    this path took 1.09-1.26x on 111x111 with pads 1). Rows of 25 to 31 windows, a count
+    not a multiple of 8, take the flat stretches too: there the two overlapping runs of
+    _vector_runs nearly double the work (flat: float32 0.84-0.88 of the time on 50x50 to
+    62x62, float64 0.94-1.01). 8- and 16-bit items keep one run, and the flat stretches
+    win once its scalar remainder is 4 windows or more (float16 0.74-0.83 and uint8
+    0.82-0.98 on 56x56 to 62x62, against 0.94-1.23x and 1.06-1.21x on 50x50 and 54x54).
+    Rows too long for the flat stretches (P_PITCH_ROWS 0) always come here."""
     pairs = (dims[P_KH] == 2 and dims[P_KW] == 2 and dims[P_SH] == 2 and dims[P_SW] == 2
              and dims[P_DH] == 1 and dims[P_DW] == 1 and dims[P_OW] >= 24)  # fmt: skip
-    return pairs and (wide or (dims[P_LO_W] == 0 and dims[P_HI_W] == dims[P_OW]))
+    inside = (dims[P_LO_W] == 0 and dims[P_HI_W] == dims[P_OW] and dims[P_PH] == 0
+              and 2 * dims[P_OH] <= dims[P_H])  # fmt: skip
+    ragged = dims[P_OW] < 32 and dims[P_OW] % 8 >= (1 if wide else 4)
+    return pairs and ((inside and not ragged) or dims[P_PITCH_ROWS] == 0)
 
 
 @kernel(inline="always")

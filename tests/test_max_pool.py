@@ -311,15 +311,63 @@ TRIPLE_WINDOWS = {
 @pytest.mark.parametrize("dtype", ALL_DTYPES, ids=DTYPE_IDS)
 @pytest.mark.parametrize("attrs", list(PAIR_WINDOWS.values()), ids=list(PAIR_WINDOWS))
 def test_window_pairs(attrs, dtype, entry):
-    """2x2 windows at stride 2 with Indices on rows of at least 24 windows (VGG's layers,
-    taken window by window), both storage orders: data with many ties (the first in
-    row-major order wins), with and without NaN, +-inf and -0.0, planes split between
+    """2x2 windows at stride 2 with Indices on rows of at least 24 windows (VGG's layers),
+    window by window or through rows of pitch column maxima (see
+    test_window_pairs_take_their_path), both storage orders: data with many ties (the first
+    in row-major order wins), with and without NaN, +-inf and -0.0, planes split between
     tasks, odd and even sizes, rows whose length is not a multiple of 8 (4- and 8-byte items:
-    in two overlapping runs, see _vector_runs), and a fused activation, against the
-    reference."""
+    in two overlapping runs, see _vector_runs), rows too long for the flat stretches, with
+    windows across their ends, and a fused activation, against the reference."""
     attrs = dict(kernel_shape=[2, 2], strides=[2, 2], **attrs)
-    shapes = [(2, 3, 50, 48), (1, 2, 49, 51), (1, 1, 70, 64), (1, 2, 9, 110), (2, 1, 12, 62)]
+    shapes = [(2, 3, 50, 48), (1, 2, 49, 51), (1, 1, 70, 64), (1, 2, 9, 110), (2, 1, 12, 62),
+              (1, 2, 5, 2061)]  # fmt: skip
     check_with_ties_and_relu(attrs, dtype, shapes)
+
+
+def _takes_window_pairs(shape, attrs, dtype) -> bool:
+    """Whether the planar kernel pools 2x2/2 windows with Indices one at a time."""
+    from fastpool._attrs import P_PITCH_ROWS, resolve_geometry
+    from fastpool._max_kernels import _window_pairs
+
+    args = (attrs.get(name) for name in ("dilations", "pads", "strides"))
+    args = (None if value is None else tuple(value) for value in args)
+    geometry = resolve_geometry(shape[2:], (2, 2), "NOTSET", attrs.get("ceil_mode", 0), *args)
+    dims = geometry.planar[0]
+    assert dims[P_PITCH_ROWS] != 0 or shape[3] > 2048  # (else no flat stretches to take)
+    return bool(_window_pairs.py_func(dims, np.dtype(dtype).itemsize >= 4))
+
+
+def test_window_pairs_take_their_path():
+    """2x2/2 windows with Indices go one at a time (_pair_windows) on rows of at least 24
+    windows with all four taps of every window inside the plane, except rows of 25 to 31
+    windows not a multiple of 8 (4- and 8-byte items) or with 4 to 7 past one (8- and
+    16-bit items); with windows across the plane's ends, only rows too long for the flat
+    stretches (over 1,024 windows). test_window_pairs' shapes reach both ways."""
+    strides = dict(strides=[2, 2])
+    for dtype in (np.float32, np.float64):
+        assert _takes_window_pairs((1, 512, 28, 28), strides, dtype) is False  # 14 windows
+        assert _takes_window_pairs((1, 256, 56, 56), strides, dtype) is False  # 28
+        assert _takes_window_pairs((1, 1, 50, 50), strides, dtype) is False  # 25
+        assert _takes_window_pairs((1, 1, 48, 48), strides, dtype) is True  # 24
+        assert _takes_window_pairs((1, 1, 64, 65), strides, dtype) is True  # 32
+        assert _takes_window_pairs((1, 1, 67, 67), strides, dtype) is True  # 33
+        assert _takes_window_pairs((1, 128, 112, 112), strides, dtype) is True
+    for dtype in (np.float16, np.uint8, np.int8):
+        assert _takes_window_pairs((1, 1, 50, 50), strides, dtype) is True  # 25
+        assert _takes_window_pairs((1, 1, 54, 55), strides, dtype) is True  # 27
+        assert _takes_window_pairs((1, 1, 56, 56), strides, dtype) is False  # 28
+        assert _takes_window_pairs((1, 1, 62, 63), strides, dtype) is False  # 31
+        assert _takes_window_pairs((1, 1, 70, 70), strides, dtype) is True  # 35
+    for dtype in ALL_DTYPES:
+        for attrs in ({**strides, "pads": [1, 1, 1, 1]}, {**strides, "pads": [1, 0, 0, 0]},
+                      {**strides, "pads": [0, 0, 0, 1]}, {**strides, "ceil_mode": 1}):  # fmt: skip
+            assert _takes_window_pairs((1, 1, 111, 111), attrs, dtype) is False, attrs
+        assert _takes_window_pairs((1, 1, 112, 112), {**strides, "ceil_mode": 1}, dtype) is True
+        # test_window_pairs: each of its attributes both ways, windows across the ends too
+        for attrs in PAIR_WINDOWS.values():
+            attrs = {**strides, **attrs}
+            assert _takes_window_pairs((1, 2, 5, 2061), attrs, dtype) is True
+            assert _takes_window_pairs((1, 1, 12, 62), attrs, dtype) is False
 
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES, ids=DTYPE_IDS)
