@@ -1234,9 +1234,10 @@ def _window_pairs(dims, wide):
     this path took 1.09-1.26x on 111x111 with pads 1). Rows of 25 to 31 windows, a count
     not a multiple of 8, take the flat stretches too: there the two overlapping runs of
     _vector_runs nearly double the work (flat: float32 0.84-0.88 of the time on 50x50 to
-    62x62, float64 0.94-1.01). 8- and 16-bit items keep one run, and the flat stretches
-    win once its scalar remainder is 4 windows or more (float16 0.74-0.83 and uint8
-    0.82-0.98 on 56x56 to 62x62, against 0.94-1.23x and 1.06-1.21x on 50x50 and 54x54).
+    62x62, float64 0.94-1.01). For 8- and 16-bit items, whose rows of 25 to 31 are one run
+    when less than 4 past a multiple of 8, the flat stretches win from 4 on (float16
+    0.74-0.83 and uint8 0.82-0.98 on 56x56 to 62x62, against one run: 0.94-1.23x and
+    1.06-1.21x on 50x50 and 54x54).
     Rows too long for the flat stretches (P_PITCH_ROWS 0) always come here."""
     pairs = (dims[P_KH] == 2 and dims[P_KW] == 2 and dims[P_SH] == 2 and dims[P_SW] == 2
              and dims[P_DH] == 1 and dims[P_DW] == 1 and dims[P_OW] >= 24)  # fmt: skip
@@ -1275,8 +1276,8 @@ def _windows_exact(x, y, indices, want, dims, taps, inf_bits, fill, plane, oh, o
 def _vector_runs(lo, hi, wide):
     """(first_to, second_from): windows lo..hi-1 as lo..first_to-1 and second_from..hi-1,
     two overlapping runs of the same length, a multiple of 8 and at least 24 (or as one
-    run, first_to = second_from = hi, when hi - lo is a multiple of 8 or under 24, or when
-    the items are not ``wide``: see wide_items).
+    run, first_to = second_from = hi, when hi - lo is a multiple of 8 or under 24, or,
+    for items that are not ``wide`` (see wide_items), when it is less than 4 past one).
 
     For the loops of _pair_windows and _triple_windows, whose windows may be done twice:
     LLVM vectorises them 8 windows at a time, from 16 or 24 on, and leaves the rest of a row
@@ -1286,9 +1287,13 @@ def _vector_runs(lo, hi, wide):
     turn, two runs took, of the time of one: 2x2 windows, float32, 0.57-0.79 on rows of 28,
     31 and 55 windows (float64, in an earlier form of the same runs: 0.82-0.85); 3x3
     windows at stride 2 on rows of 54 and 55, float32 0.72-0.79 and float64 0.75-0.95.
-    8- and 16-bit items keep one run: their vector loops differ."""
+    8- and 16-bit items, with four inputs in turn (2026-11-27): 3x3 windows at stride 2 on
+    rows of 54 and 55, 0.59-0.62 for uint8 and float16; 2x2 on rows of 39 and 45, 0.76-0.93
+    for uint8, int8 and float16; but on rows of 33 and 35 windows, 1.13-1.29x for uint8
+    and int8 (float16: 0.94-1.21), and on rows of 49, 0.94-0.99: a scalar remainder of 1
+    to 3 windows costs less than the doubled work."""
     n = hi - lo
-    if n % 8 == 0 or n < 24 or not wide:
+    if n % 8 == 0 or n < 24 or (not wide and n % 8 < 4):
         return hi, hi
     length = max(24, (n + 15) // 16 * 8)
     return lo + length, hi - length

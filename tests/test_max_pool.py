@@ -315,8 +315,8 @@ def test_window_pairs(attrs, dtype, entry):
     window by window or through rows of pitch column maxima (see
     test_window_pairs_take_their_path), both storage orders: data with many ties (the first
     in row-major order wins), with and without NaN, +-inf and -0.0, planes split between
-    tasks, odd and even sizes, rows whose length is not a multiple of 8 (4- and 8-byte items:
-    in two overlapping runs, see _vector_runs), rows too long for the flat stretches, with
+    tasks, odd and even sizes, rows whose length is not a multiple of 8 (in two overlapping
+    runs or one, see _vector_runs), rows too long for the flat stretches, with
     windows across their ends, and a fused activation, against the reference."""
     attrs = dict(kernel_shape=[2, 2], strides=[2, 2], **attrs)
     shapes = [(2, 3, 50, 48), (1, 2, 49, 51), (1, 1, 70, 64), (1, 2, 9, 110), (2, 1, 12, 62),
@@ -378,8 +378,8 @@ def test_window_triples(attrs, dtype, entry):
     rows of 24 to 32 (the flat stretches), both storage orders: data with many ties (the
     first in row-major order wins), with and without NaN, +-inf and -0.0, windows with one
     column or row inside (pads 2), planes split between tasks, odd and even sizes, rows of
-    48 to 57 windows, whose length is or is not a multiple of 8 (4- and 8-byte items: one
-    run or two overlapping ones, see _vector_runs), and a fused activation, against the
+    48 to 57 windows, whose length is or is not a multiple of 8 (one run or two
+    overlapping ones, see _vector_runs), and a fused activation, against the
     reference."""
     attrs = dict(kernel_shape=[3, 3], strides=[2, 2], **attrs)
     shapes = [(2, 3, 20, 97), (1, 2, 31, 100), (1, 1, 70, 112), (2, 3, 50, 49), (1, 1, 51, 64)]
@@ -399,12 +399,12 @@ def test_3x3_stride_2_on_rows_of_33_to_64(attrs, dtype, entry):
 
 
 def test_vector_runs_split_rows():
-    """_vector_runs, which splits the rows of _pair_windows and _triple_windows: for 4- and
-    8-byte items, a row of at least 24 windows whose length is not a multiple of 8 becomes two
-    runs of the same length, a multiple of 8 and at least 24, both inside the row and
-    overlapping, so that together they cover it; any other row, and every row of 8- and
-    16-bit items, is one run. wide_items tells the widths apart inside compiled code (16-bit
-    floats arrive as their uint16 bits)."""
+    """_vector_runs, which splits the rows of _pair_windows and _triple_windows: a row of at
+    least 24 windows whose length is not a multiple of 8 (for 8- and 16-bit items: 4 to 7
+    past one) becomes two runs of the same length, a multiple of 8 and at least 24, both
+    inside the row and overlapping, so that together they cover it; any other row is one
+    run. wide_items tells the widths apart inside compiled code (16-bit floats arrive as
+    their uint16 bits)."""
     import numba
 
     from fastpool._max_kernels import _vector_runs
@@ -413,14 +413,14 @@ def test_vector_runs_split_rows():
     for lo in (0, 1, 5):
         for n in range(200):
             hi = lo + n
-            assert _vector_runs.py_func(lo, hi, False) == (hi, hi)
-            first_to, second_from = _vector_runs.py_func(lo, hi, True)
-            if n < 24 or n % 8 == 0:
-                assert (first_to, second_from) == (hi, hi)
-                continue
-            length = first_to - lo
-            assert hi - second_from == length and length % 8 == 0 and length >= 24
-            assert lo < second_from <= first_to < hi
+            for wide in (True, False):
+                first_to, second_from = _vector_runs.py_func(lo, hi, wide)
+                if n < 24 or n % 8 == 0 or (not wide and n % 8 < 4):
+                    assert (first_to, second_from) == (hi, hi)
+                    continue
+                length = first_to - lo
+                assert hi - second_from == length and length % 8 == 0 and length >= 24
+                assert lo < second_from <= first_to < hi
 
     wide_in_kernel = numba.njit(lambda values: wide_items(values))
     widths = {"float32": True, "float64": True, "uint16": False, "int8": False, "uint8": False}
