@@ -1290,8 +1290,8 @@ def _vector_runs(lo, hi, wide):
     8- and 16-bit items, with four inputs in turn (2026-11-27): 3x3 windows at stride 2 on
     rows of 54 and 55, 0.59-0.62 for uint8 and float16; 2x2 on rows of 39 and 45, 0.76-0.93
     for uint8, int8 and float16; but on rows of 33 and 35 windows, 1.13-1.29x for uint8
-    and int8 (float16: 0.94-1.21), and on rows of 49, 0.94-0.99: a scalar remainder of 1
-    to 3 windows costs less than the doubled work."""
+    and int8 (float16: 0.94-1.21), and on rows of 49, 0.94-0.99: with a scalar remainder
+    of 1 to 3 windows, two runs were no better overall, and one is kept."""
     n = hi - lo
     if n % 8 == 0 or n < 24 or (not wide and n % 8 < 4):
         return hi, hi
