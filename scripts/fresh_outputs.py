@@ -73,11 +73,11 @@ def time_layer(shape, attrs, n_inputs: int, quick: bool) -> None:
     indices = [np.empty(out_shape, np.int64) for _ in xs]
     calls = _calls(xs, ys, indices, attrs)
     # one untimed round of each (the last one, Indices into out=, fills ys and indices)
-    fresh = [call() for call in calls.values()][2]
-    for (y, i), y_out, i_out in zip(fresh, ys, indices):
+    warm = {name: call() for name, call in calls.items()}
+    for (y, i), y_out, i_out in zip(warm["indices fresh"], ys, indices):
         if not (np.array_equal(y, y_out) and np.array_equal(i, i_out)):
             raise SystemExit(f"fresh_outputs.py: out= gave other outputs on {shape}")
-    del fresh
+    del warm
     # (blocks timed here rather than by _bench.time_blocks: the page faults are counted
     # around each block)
     times = {name: [] for name in calls}

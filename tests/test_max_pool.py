@@ -326,12 +326,12 @@ def test_window_pairs(attrs, dtype, entry):
 
 def _takes_window_pairs(shape, attrs, dtype) -> bool:
     """Whether the planar kernel pools 2x2/2 windows with Indices one at a time."""
-    from fastpool._attrs import P_PITCH_ROWS, resolve_geometry
+    from fastpool._api import _geometry
+    from fastpool._attrs import P_PITCH_ROWS
     from fastpool._max_kernels import _window_pairs
 
-    args = (attrs.get(name) for name in ("dilations", "pads", "strides"))
-    args = (None if value is None else tuple(value) for value in args)
-    geometry = resolve_geometry(shape[2:], (2, 2), "NOTSET", attrs.get("ceil_mode", 0), *args)
+    lists = (attrs.get(name) for name in ("dilations", "pads", "strides"))
+    geometry = _geometry(shape, "NCHW", [2, 2], "NOTSET", attrs.get("ceil_mode", 0), *lists)
     dims = geometry.planar[0]
     assert dims[P_PITCH_ROWS] != 0 or shape[3] > 2048  # (else no flat stretches to take)
     return bool(_window_pairs.py_func(dims, np.dtype(dtype).itemsize >= 4))
