@@ -2387,13 +2387,17 @@ def _global_max_planes(x, bits, y, y_bits, special_mask, special_inf, inf_bits, 
     are the same arrays seen as signed integers of their width (see ``Storage``).
 
     A plane is reduced as integers, which LLVM vectorises (a float max reduction it does
-    not): the largest and the smallest of a float's bits read as a signed integer, and the
-    largest magnitude. Non-negative floats order like their bits, negative ones in reverse,
-    so the maximum is the largest bits when they are non-negative (a positive number is
-    there) and else the smallest (all are negative: the one nearest zero). The largest
-    magnitude tells whether a NaN is there. A plane with a NaN, or whose maximum is a zero
-    (-0.0 and +0.0 tie, the first wins), is scanned again exactly, in order. Integers
-    (special_mask 0) take the largest.
+    not): the largest of a float's bits read as a signed integer, and the largest magnitude.
+    Non-negative floats order like their bits, so when the largest bits are non-negative (a
+    positive number is there) they are the maximum. The largest magnitude tells whether a
+    NaN is there. A plane of negative numbers only (its largest bits are negative) is read
+    again for its smallest bits, the number nearest zero; a plane with a NaN, or whose
+    maximum is a zero (-0.0 and +0.0 tie, the first wins), is scanned again exactly, in
+    order. Integers (special_mask 0) take the largest, in a loop of their own. (With the
+    smallest bits kept in the same pass, a third reduction, float32 took 1.02-1.33x the
+    time, float16 1.03-1.30x, and integers in the float loop 1.09x: on an Intel Xeon whose
+    last-level cache holds 260 MiB, where even 32x64x112x112 is read from the cache and the
+    loop's arithmetic sets its speed.)
     """
     planes = y.shape[0]
     size = x.shape[0] // planes if planes > 0 else 0
@@ -2410,25 +2414,28 @@ def _global_max_planes(x, bits, y, y_bits, special_mask, special_inf, inf_bits, 
         plain_end = whole if masked else size
         first_bits = bits[at]
         largest_bits = first_bits
-        smallest_bits = first_bits
         largest = zero
-        for i in range(plain_end):
-            b = bits[_u(at + i)]
-            largest_bits = max(b, largest_bits)
-            smallest_bits = min(b, smallest_bits)
-            largest = max(same_type(b & special_mask, special_mask), largest)
+        if special_mask == 0:  # (integers: no NaN to look for)
+            for i in range(plain_end):
+                largest_bits = max(bits[_u(at + i)], largest_bits)
+        else:
+            for i in range(plain_end):
+                b = bits[_u(at + i)]
+                largest_bits = max(b, largest_bits)
+                largest = max(same_type(b & special_mask, special_mask), largest)
         if masked:
             for i in range(KEY_BLOCK):
                 inside = i < size - whole
                 # past the plane's end, its first element stands in: changes nothing
                 b = bits[_u(at + whole + i)] if inside else first_bits
                 largest_bits = max(b, largest_bits)
-                smallest_bits = min(b, smallest_bits)
                 largest = max(same_type(b & special_mask, special_mask), largest)
         found = largest_bits
-        if special_mask != 0 and largest_bits < zero:
-            found = smallest_bits
-        if largest > special_inf or (special_mask != 0 and (found & special_mask) == 0):
+        nan = largest > special_inf
+        if special_mask != 0 and largest_bits < zero and not nan:
+            for i in range(size):
+                found = min(bits[_u(at + i)], found)
+        if nan or (special_mask != 0 and (found & special_mask) == 0):
             y[plane] = _plane_max_exact(x, at, size, inf_bits)
         else:
             y_bits[plane] = found

@@ -37,14 +37,16 @@ def test_global_max_pool_empty_batch_and_channels(layout, entry):
 
 def planes_of_every_kind(dtype, size, planes=24, seed=0):
     """(1, planes, size) planes, each of one kind: wide-range values (negative ones only in
-    some), a maximum that is -0.0 or +0.0 in either order, one NaN (of either sign), +-inf,
-    subnormals. The fast path of the channels-first kernel reduces integer keys and must
-    fall back to the exact scan exactly where the keys cannot tell the first maximum."""
+    some), a maximum that is -0.0 or +0.0 in either order, one NaN (of either sign) among
+    numbers of both signs or among negative ones only, +-inf, subnormals. The fast path of
+    the channels-first kernel reduces integer keys, reads a plane of negative numbers again,
+    and must fall back to the exact scan exactly where the keys cannot tell the first
+    maximum."""
     rng = np.random.default_rng(seed)
     dtype = np.dtype(dtype)
     x = np.empty((1, planes, size), dtype=dtype)
     for p in range(planes):
-        kind = p % 8
+        kind = p % 9
         if dtype.kind in "iu":
             info = np.iinfo(dtype)
             high = max(info.min + 1, 0) if kind == 1 else int(info.max) + 1
@@ -68,6 +70,9 @@ def planes_of_every_kind(dtype, size, planes=24, seed=0):
             plane = np.full(size, -np.inf)
         elif kind == 7:
             plane = rng.standard_normal(size) * float(np.finfo(np.float32).smallest_subnormal)
+        elif kind == 8:
+            plane = -np.abs(plane) - 1
+            plane[rng.integers(size)] = np.nan if rng.random() < 0.5 else -np.nan
         x[0, p] = plane.astype(np.float32).astype(dtype) if dtype.itemsize < 8 else plane
     return x
 
