@@ -2397,7 +2397,8 @@ def _global_max_planes(x, bits, y, y_bits, special_mask, special_inf, inf_bits, 
     smallest bits kept in the same pass, a third reduction, float32 took 1.02-1.33x the
     time, float16 1.03-1.30x, and integers in the float loop 1.09x: on an Intel Xeon whose
     last-level cache holds 260 MiB, where even 32x64x112x112 is read from the cache and the
-    loop's arithmetic sets its speed.)
+    loop's arithmetic sets its speed. Planes of negative numbers only pay for it: with every
+    value negative, 1.05-1.36x the three reductions' time.)
     """
     planes = y.shape[0]
     size = x.shape[0] // planes if planes > 0 else 0
