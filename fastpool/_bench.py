@@ -90,8 +90,8 @@ def onnxruntime_session(op: str, attrs: dict, x: np.ndarray, outputs: int = 1):
     except ImportError:
         return None
     element = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.float64): TensorProto.DOUBLE,
-               np.dtype(np.uint8): TensorProto.UINT8, np.dtype(np.int8): TensorProto.INT8}.get(
-        x.dtype)  # fmt: skip
+               np.dtype(np.float16): TensorProto.FLOAT16, np.dtype(np.uint8): TensorProto.UINT8,
+               np.dtype(np.int8): TensorProto.INT8}.get(x.dtype)  # fmt: skip
     if element is None or x.ndim > 5:
         return None
     names = ["Y", "Indices"][:outputs]

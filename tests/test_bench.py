@@ -36,6 +36,18 @@ def test_peers_compute_the_same_values():
         np.testing.assert_array_equal(np.asarray(theirs), ours)
 
 
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "uint8", "int8"])
+def test_onnxruntime_peer_takes_every_dtype_it_has_a_kernel_for(dtype):
+    """The onnxruntime peer runs MaxPool on each dtype its CPU provider has a kernel for
+    (float16 among them, the peer of fastpool's 16-bit floats) and agrees with fastpool."""
+    pytest.importorskip("onnxruntime")
+    case = _bench.extra_cases(1)[-1]  # 3x3/2, ceil mode
+    x = (np.random.default_rng(1).standard_normal(case.shape) * 40).astype(dtype)
+    call = _bench.onnxruntime_session("MaxPool", case.attrs, x)
+    assert call is not None
+    np.testing.assert_array_equal(call()[0], _bench.fastpool.max_pool(x, **case.attrs))
+
+
 @pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
 def test_bench_command_quick_json(layout):
     result = subprocess.run(
