@@ -375,7 +375,8 @@ _SERIAL_BELOW = 1 << 15
 # GlobalMaxPool does so little per byte that its threshold counts bytes (a uint8 input holds
 # four times the items of a float32 one of the same size): serial below 512 KiB channels
 # first, 128 KiB channels last. Measured crossovers, Intel Xeon, 2026-11-28: 0.5-0.8 MiB for
-# every dtype channels first, 0.1-0.4 MiB channels last, whose loop is slower.
+# every dtype channels first, 0.1-0.4 MiB channels last, whose loop is slower. (Bytes per
+# item of _SERIAL_BELOW, so that the tests' switch of _SERIAL_BELOW covers it too.)
 _GLOBAL_MAX_BYTES_PER_SERIAL_ITEM = {"NCHW": 16, "NHWC": 4}
 
 # One parallel kernel runs at a time: numba's default "workqueue" threading layer aborts the
