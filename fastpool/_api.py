@@ -379,6 +379,12 @@ _SERIAL_BELOW = 1 << 15
 # item of _SERIAL_BELOW, so that the tests' switch of _SERIAL_BELOW covers it too.)
 _GLOBAL_MAX_BYTES_PER_SERIAL_ITEM = {"NCHW": 16, "NHWC": 4}
 
+
+def _global_max_serial_below(layout: str) -> int:
+    """Input bytes under which GlobalMaxPool runs on the calling thread."""
+    return _GLOBAL_MAX_BYTES_PER_SERIAL_ITEM[layout] * _SERIAL_BELOW
+
+
 # One parallel kernel runs at a time: numba's default "workqueue" threading layer aborts the
 # process when two threads launch parallel work at once, and on the others a second launch
 # would only oversubscribe the cores. A call that finds the pool busy runs its serial kernel
@@ -546,7 +552,7 @@ def global_max_pool(
         y = _check_out(out, "out", out_shape, array.dtype, (array,))
     if y.size:
         flat_x, flat_y = data.reshape(-1), y.view(data.dtype).reshape(-1)
-        serial = flat_x.nbytes < _GLOBAL_MAX_BYTES_PER_SERIAL_ITEM[layout] * _SERIAL_BELOW
+        serial = flat_x.nbytes < _global_max_serial_below(layout)
         if layout == "NCHW":
             bits, y_bits = flat_x.view(storage.bits_dtype), flat_y.view(storage.bits_dtype)
             _launch(_max_kernels.global_max_nchw_serial, _max_kernels.global_max_nchw, serial,
