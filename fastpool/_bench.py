@@ -20,6 +20,7 @@ from typing import NamedTuple
 import numpy as np
 
 import fastpool
+from fastpool._dtypes import is_bfloat16
 
 
 class Case(NamedTuple):
@@ -195,6 +196,43 @@ def _warm(call, seconds: float) -> None:
         call()
 
 
+BENCH_DTYPES = ("float32", "float16", "bfloat16", "uint8", "int8")
+PEERS = ("onnxruntime", "torch", "fastpool float32")
+
+
+def bench_dtype(name: str) -> np.dtype:
+    """The dtype named on the command line (bfloat16 needs ml_dtypes)."""
+    if name not in BENCH_DTYPES:
+        raise ValueError(f"bench dtype must be one of {', '.join(BENCH_DTYPES)}, not {name!r}")
+    if name == "bfloat16":
+        try:
+            import ml_dtypes
+        except ImportError:
+            raise ValueError("--dtype bfloat16 needs ml_dtypes (pip install ml_dtypes)") from None
+        return np.dtype(ml_dtypes.bfloat16)
+    return np.dtype(name)
+
+
+def peer_calls(case: Case, x: np.ndarray, indices: bool, layout: str = "NCHW") -> dict:
+    """fastpool's call on x (moved to channels last for layout "NHWC") and those of the peers
+    that can run it, on the NCHW data: onnxruntime and torch, and for 16-bit floats fastpool
+    on the same values in float32 (the issue's aim: within 1.2x of that). onnxruntime has no
+    bfloat16 MaxPool, so for bfloat16 it pools the data as float16 (its nearest kernel)."""
+    ours = x if layout == "NCHW" else np.ascontiguousarray(np.moveaxis(x, 1, -1))
+    calls = {"fastpool": lambda: fastpool.max_pool(
+        ours, return_indices=indices, layout=layout, **case.attrs)}  # fmt: skip
+    theirs = x.astype(np.float16) if is_bfloat16(x.dtype) else x
+    for peer, make in (("onnxruntime", _onnxruntime_call), ("torch", _torch_call)):
+        call = make(case, theirs, indices)
+        if call is not None:
+            calls[peer] = call
+    if x.dtype.itemsize == 2:  # float16, bfloat16: their values are exact in float32
+        ours32 = ours.astype(np.float32)
+        calls["fastpool float32"] = lambda: fastpool.max_pool(
+            ours32, return_indices=indices, layout=layout, **case.attrs)  # fmt: skip
+    return calls
+
+
 def run(
     quick: bool = False,
     dtype: str = "float32",
@@ -213,19 +251,14 @@ def run(
         cases += extra_cases(batch)
     if quick:
         cases = cases[:3]
+    element = bench_dtype(dtype)
     rng = np.random.default_rng(0)
     for i, case in enumerate(cases):
-        if np.dtype(dtype).kind == "f":
-            x = rng.standard_normal(case.shape).astype(dtype)
+        if element.kind == "f" or is_bfloat16(element):
+            x = rng.standard_normal(case.shape).astype(np.float32).astype(element)
         else:
-            x = rng.integers(-128, 128, case.shape).astype(dtype)
-        ours = x if layout == "NCHW" else np.ascontiguousarray(np.moveaxis(x, 1, -1))
-        calls = {"fastpool": lambda x=ours, case=case: fastpool.max_pool(
-            x, return_indices=indices, layout=layout, **case.attrs)}  # fmt: skip
-        for peer, make in (("onnxruntime", _onnxruntime_call), ("torch", _torch_call)):
-            call = make(case, x, indices)
-            if call is not None:
-                calls[peer] = call
+            x = rng.integers(-128, 128, case.shape).astype(element)
+        calls = peer_calls(case, x, indices, layout)
         times = time_blocks(calls, blocks=3 if quick else 7, block_seconds=0.05 if quick else 0.1)
         print(f"[{i + 1}/{len(cases)}] {case.name}", file=out, flush=True)
         yield dict(case=case.name, shape=list(case.shape), attrs=case.attrs, dtype=dtype,
@@ -238,11 +271,17 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m fastpool bench", description=__doc__)
     parser.add_argument("--json", action="store_true", help="print JSON lines, for machines")
     parser.add_argument("--quick", action="store_true", help="a few cases, short blocks")
-    parser.add_argument("--dtype", default="float32", choices=["float32", "uint8", "int8"])
+    parser.add_argument("--dtype", default="float32", choices=BENCH_DTYPES,
+                        help="float16 and bfloat16 add fastpool on the same data in float32 "
+                        "as a peer; onnxruntime pools bfloat16 data as float16")  # fmt: skip
     parser.add_argument("--indices", action="store_true", help="time the Indices output too")
     parser.add_argument("--layout", default="NCHW", choices=["NCHW", "NHWC"],
                         help="fastpool's layout (the peers always get NCHW)")  # fmt: skip
     args = parser.parse_args(argv)
+    try:
+        bench_dtype(args.dtype)
+    except ValueError as error:
+        parser.error(str(error))
     rows = []
     for result in run(args.quick, args.dtype, args.indices, layout=args.layout):
         rows.append(result)
@@ -257,7 +296,7 @@ def main(argv: list[str]) -> int:
             )
             print(f"{result['case']:<52} fastpool {ours * 1e6:9.1f} us  {peers}", flush=True)
     if not args.json:
-        for peer in ("onnxruntime", "torch"):
+        for peer in PEERS:
             ratios = [r["seconds"]["fastpool"] / r["seconds"][peer] for r in rows
                       if peer in r["seconds"]]  # fmt: skip
             if ratios:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import pathlib
 import subprocess
@@ -49,21 +50,67 @@ def test_onnxruntime_peer_takes_every_dtype_it_has_a_kernel_for(dtype):
     np.testing.assert_array_equal(call()[0], _bench.fastpool.max_pool(x, **case.attrs))
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 @pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
-def test_bench_command_quick_json(layout):
+@pytest.mark.parametrize("indices", [False, True])
+def test_16_bit_peers_compute_the_same_values(dtype, layout, indices):
+    """For 16-bit floats the benchmark adds fastpool on the same data in float32, and
+    onnxruntime pools bfloat16 data as float16: each peer must compute the same maxima
+    (bfloat16 to float16 rounds, but rounding keeps order, so the maxima round alike)."""
+    element = _bench.bench_dtype(dtype)
+    case = _bench.extra_cases(1)[-1]  # 3x3/2, ceil mode
+    x = np.random.default_rng(2).standard_normal(case.shape).astype(np.float32).astype(element)
+    calls = _bench.peer_calls(case, x, indices, layout)
+    assert "fastpool float32" in calls
+    ours = calls["fastpool"]()
+    ours_values = (ours[0] if indices else ours).astype(np.float32)
+    if layout == "NHWC":
+        ours_values = np.moveaxis(ours_values, -1, 1)
+    theirs = calls["fastpool float32"]()
+    np.testing.assert_array_equal(theirs[0] if indices else theirs, ours[0] if indices else ours)
+    if indices:
+        np.testing.assert_array_equal(theirs[1], ours[1])
+    if importlib.util.find_spec("onnxruntime") is not None:
+        peer = calls["onnxruntime"]()[0]
+        assert peer.dtype == np.float16
+        expected = ours_values.astype(np.float16)  # rounded as onnxruntime's input was
+        np.testing.assert_array_equal(peer, expected)
+
+
+def test_bench_dtype_names_what_it_takes():
+    assert _bench.bench_dtype("uint8") == np.uint8
+    with pytest.raises(ValueError, match="float16"):
+        _bench.bench_dtype("float128")
+
+
+@pytest.mark.parametrize("layout, dtype", [("NCHW", "float32"), ("NHWC", "float32"),
+                                           ("NCHW", "bfloat16")])  # fmt: skip
+def test_bench_command_quick_json(layout, dtype):
     result = subprocess.run(
-        [sys.executable, "-m", "fastpool", "bench", "--quick", "--json", "--layout", layout],
+        [sys.executable, "-m", "fastpool", "bench", "--quick", "--json", "--layout", layout,
+         "--dtype", dtype],
         capture_output=True,
         text=True,
         timeout=600,
-    )
+    )  # fmt: skip
     assert result.returncode == 0, result.stderr
     rows = [json.loads(line) for line in result.stdout.splitlines()]
     assert len(rows) == 3
     for row in rows:
         assert row["seconds"]["fastpool"] > 0
         assert row["layout"] == layout
+        assert row["dtype"] == dtype
+        assert ("fastpool float32" in row["seconds"]) == (dtype != "float32")
     assert "[3/3]" in result.stderr  # progress goes to stderr
+
+
+def test_bench_command_refuses_an_unknown_dtype():
+    result = subprocess.run(
+        [sys.executable, "-m", "fastpool", "bench", "--quick", "--dtype", "float128"],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert "float128" in result.stderr and "bfloat16" in result.stderr
 
 
 def test_time_blocks_times_the_steady_call_not_the_wake_up():
