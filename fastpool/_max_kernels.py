@@ -80,6 +80,7 @@ from fastpool._attrs import (
 )
 from fastpool._config import kernel
 from fastpool._ordering import (
+    as_unsigned,
     from_sortable,
     greater,
     may_be_nan,
@@ -2387,11 +2388,15 @@ def _global_max_planes(x, bits, y, y_bits, special_mask, special_inf, inf_bits, 
     are the same arrays seen as signed integers of their width (see ``Storage``).
 
     A plane is reduced as integers, which LLVM vectorises (a float max reduction it does
-    not): the largest of a float's bits read as a signed integer, and the largest magnitude.
-    Non-negative floats order like their bits, so when the largest bits are non-negative (a
-    positive number is there) they are the maximum. The largest magnitude tells whether a
-    NaN is there. A plane of negative numbers only (its largest bits are negative) is read
-    again for its smallest bits, the number nearest zero; a plane with a NaN, or whose
+    not): the largest of a float's bits read as a signed integer, and the largest read as
+    unsigned. Non-negative floats order like their bits, so when the largest bits are
+    non-negative (a positive number is there) they are the maximum. A NaN is there when
+    the signed largest lies above +inf's bits (a NaN without its sign bit) or the unsigned
+    one above -inf's (with it). (The largest magnitude, bits & mask, took one more
+    operation a value: the unsigned maximum took 0.90 and 0.97 of its time over six
+    float32 inputs of 0.8 to 103 MB in two runs, float64 0.98, on an Intel Xeon.) A plane
+    of negative numbers only (its largest bits are negative) is read again for its smallest
+    bits, the number nearest zero; a plane with a NaN, or whose
     maximum is a zero (-0.0 and +0.0 tie, the first wins), is scanned again exactly, in
     order. Integers (special_mask 0) take the largest, in a loop of their own. (With the
     smallest bits kept in the same pass, a third reduction, float32 took 1.02-1.33x the
@@ -2404,6 +2409,8 @@ def _global_max_planes(x, bits, y, y_bits, special_mask, special_inf, inf_bits, 
     size = x.shape[0] // planes if planes > 0 else 0
     whole = size - size % KEY_BLOCK
     zero = same_type(0, special_mask)
+    # -inf's bits, read as unsigned: only the negative NaNs lie above them
+    negative_inf = as_unsigned(same_type(special_inf | ~special_mask, special_mask))
     for plane in range(first, last):
         if size == 0:
             y[plane] = fill
@@ -2415,7 +2422,7 @@ def _global_max_planes(x, bits, y, y_bits, special_mask, special_inf, inf_bits, 
         plain_end = whole if masked else size
         first_bits = bits[at]
         largest_bits = first_bits
-        largest = zero
+        largest_unsigned = as_unsigned(first_bits)
         if special_mask == 0:  # (integers: no NaN to look for)
             for i in range(plain_end):
                 largest_bits = max(bits[_u(at + i)], largest_bits)
@@ -2423,16 +2430,16 @@ def _global_max_planes(x, bits, y, y_bits, special_mask, special_inf, inf_bits, 
             for i in range(plain_end):
                 b = bits[_u(at + i)]
                 largest_bits = max(b, largest_bits)
-                largest = max(same_type(b & special_mask, special_mask), largest)
+                largest_unsigned = max(as_unsigned(b), largest_unsigned)
         if masked:
             for i in range(KEY_BLOCK):
                 inside = i < size - whole
                 # past the plane's end, its first element stands in: changes nothing
                 b = bits[_u(at + whole + i)] if inside else first_bits
                 largest_bits = max(b, largest_bits)
-                largest = max(same_type(b & special_mask, special_mask), largest)
+                largest_unsigned = max(as_unsigned(b), largest_unsigned)
         found = largest_bits
-        nan = largest > special_inf
+        nan = special_mask != 0 and (largest_bits > special_inf or largest_unsigned > negative_inf)
         if special_mask != 0 and largest_bits < zero and not nan:
             for i in range(size):
                 found = min(bits[_u(at + i)], found)

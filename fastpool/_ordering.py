@@ -63,6 +63,13 @@ def to_float(value, lut):
     raise NotImplementedError
 
 
+def as_unsigned(value):
+    """An integer's bits as the unsigned integer of its width (Python stub; the kernels
+    use the overload). For a float's bits read as a signed integer, the unsigned order puts
+    every negative float above every positive one, and the negative NaNs above -inf."""
+    raise NotImplementedError
+
+
 @overload(order_key, inline="always")
 def _order_key(value, inf_bits):
     if _is_bits16(value):
@@ -133,6 +140,13 @@ def _wide_items(values):
 def _same_type(value, like):
     target = like  # a numba type, callable as a cast in compiled code
     return lambda value, like: target(value)
+
+
+@overload(as_unsigned, inline="always")
+def _as_unsigned(value):
+    # (same width: a cast that costs no instruction, and keeps vector loops as wide)
+    target = types.Integer.from_bitwidth(value.bitwidth, signed=False)
+    return lambda value: target(value)
 
 
 @overload(to_float, inline="always")

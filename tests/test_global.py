@@ -90,6 +90,36 @@ def test_global_max_pool_plane_kinds(size, dtype, entry):
 
 
 @pytest.mark.parametrize("size", [7, 64, 70, 130])
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=[d.name for d in FLOAT_DTYPES])
+def test_global_max_pool_keeps_the_first_of_two_nans(size, dtype, entry):
+    """Two NaNs of one sign in a plane, the one of larger bits second, among numbers of both
+    signs (channels first and last): the first NaN's bits, payload and sign, are the
+    maximum, in the vector pass and in the masked last block. (One NaN alone is also the
+    largest of the bits, so only two can tell whether the kernel looked for it.)"""
+    dtype = np.dtype(dtype)
+    unsigned = np.dtype(f"u{dtype.itemsize}")
+    quiet = int(np.array(np.nan, dtype=np.float32).astype(dtype).view(unsigned))
+    sign = 1 << (8 * dtype.itemsize - 1)
+    rng = np.random.default_rng(size)
+    planes = []
+    for first_at, second_at in ((0, size - 1), (size // 2, size - 1), (size - 2, size - 1)):
+        for negative in (False, True):
+            plane = rng.standard_normal(size).astype(np.float32).astype(dtype)
+            bits = plane.view(unsigned)
+            high = sign if negative else 0
+            bits[first_at], bits[second_at] = quiet | 1 | high, quiet | 2 | high
+            planes.append(plane)
+    x = np.stack(planes)[None]
+    y = fastpool.global_max_pool(x)
+    assert_identical(y, ref_global_max_pool(x))
+    assert_identical(y.reshape(-1).view(unsigned) & 3, np.ones(len(planes), dtype=unsigned))
+    assert_identical(
+        fastpool.global_max_pool(np.moveaxis(x, 1, -1).copy(), layout="NHWC").reshape(-1),
+        y.reshape(-1),
+    )
+
+
+@pytest.mark.parametrize("size", [7, 64, 70, 130])
 @pytest.mark.parametrize("dtype", ALL_DTYPES, ids=DTYPE_IDS)
 def test_global_max_pool_maximum_at_every_position(size, dtype, entry):
     """One plane per position of the maximum, in the vector pass and in the masked last
