@@ -2384,26 +2384,24 @@ def _plane_max_exact(values, at, size, inf_bits):
 @kernel()
 def _global_max_planes(x, bits, y, y_bits, special_mask, special_inf, inf_bits, fill, first,
                        last):  # fmt: skip
-    """Planes first..last-1 of x (planes * P,) flat -> y (planes,); ``bits`` and ``y_bits``
-    are the same arrays seen as signed integers of their width (see ``Storage``).
+    """Planes first..last-1 of x (planes * P,) flat -> y (planes,); ``bits`` and ``y_bits`` are the
+    same arrays seen as signed integers of their width (see ``Storage``).
 
-    A plane is reduced as integers, which LLVM vectorises (a float max reduction it does
-    not): the largest of a float's bits read as a signed integer, and the largest read as
-    unsigned. Non-negative floats order like their bits, so when the largest bits are
-    non-negative (a positive number is there) they are the maximum. A NaN is there when
-    the signed largest lies above +inf's bits (a NaN without its sign bit) or the unsigned
-    one above -inf's (with it). (The largest magnitude, bits & mask, took one more
-    operation a value: the unsigned maximum took 0.90 and 0.97 of its time over six
-    float32 inputs of 0.8 to 103 MB in two runs, float64 0.98, on an Intel Xeon.) A plane
-    of negative numbers only (its largest bits are negative) is read again for its smallest
-    bits, the number nearest zero; a plane with a NaN, or whose
-    maximum is a zero (-0.0 and +0.0 tie, the first wins), is scanned again exactly, in
-    order. Integers (special_mask 0) take the largest, in a loop of their own. (With the
-    smallest bits kept in the same pass, a third reduction, float32 took 1.02-1.33x the
-    time, float16 1.03-1.30x, and integers in the float loop 1.09x: on an Intel Xeon whose
-    last-level cache holds 260 MiB, where even 32x64x112x112 is read from the cache and the
-    loop's arithmetic sets its speed. Planes of negative numbers only pay for it: with every
-    value negative, 1.05-1.36x the three reductions' time.)
+    A plane is reduced as integers, which LLVM vectorises (a float max reduction it does not): the
+    largest of a float's bits read as a signed integer, and the largest read as unsigned.
+    Non-negative floats order like their bits, so when the largest bits are non-negative (a positive
+    number is there) they are the maximum. A NaN is there when the signed largest lies above +inf's
+    bits (a NaN without its sign bit) or the unsigned one above -inf's (with it). (The largest
+    magnitude, bits & mask, took one more operation a value: the unsigned maximum took 0.90 and 0.97
+    of its time over six float32 inputs of 0.8 to 103 MB in two runs, float64 0.98, on an Intel
+    Xeon.) A plane of negative numbers only (its largest bits are negative) is read again for its
+    smallest bits, the number nearest zero; a plane with a NaN, or whose maximum is a zero (-0.0 and
+    +0.0 tie, the first wins), is scanned again exactly, in order. Integers (special_mask 0) take
+    the largest, in a loop of their own. (With the smallest bits kept in the same pass, a third
+    reduction, float32 took 1.02-1.33x the time, float16 1.03-1.30x, and integers in the float loop
+    1.09x: on an Intel Xeon whose last-level cache holds 260 MiB, where even 32x64x112x112 is read
+    from the cache and the loop's arithmetic sets its speed. Planes of negative numbers only pay for
+    it: with every value negative, 1.05-1.36x the three reductions' time.)
     """
     planes = y.shape[0]
     size = x.shape[0] // planes if planes > 0 else 0

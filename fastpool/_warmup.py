@@ -19,13 +19,13 @@ FLOATS = ["float16", "float32", "float64", "bfloat16"]
 
 def _steps():
     """(label, call) pairs that between them reach every kernel entry for every dtype."""
+    # GlobalMaxPool's threshold counts bytes: planes of 64x64 enough for it, even of uint8
+    global_planes = -(-_api._global_max_serial_below("NCHW") // (64 * 64))
     steps = []
     for name in [*FLOATS, "int8", "uint8"]:
         for entry, shape in (("serial", (1, 2, 6, 6)), ("parallel", (1, 8, 64, 64))):
             steps.append((f"MaxPool {name} {entry}", name, shape, "max_pool"))
-            # GlobalMaxPool's threshold counts bytes: planes of 64x64 enough for it, even of uint8
-            planes = -(-_api._global_max_serial_below("NCHW") // (64 * 64))
-            global_shape = (1, planes, 64, 64) if entry == "parallel" else shape
+            global_shape = (1, global_planes, 64, 64) if entry == "parallel" else shape
             steps.append((f"GlobalMaxPool {name} {entry}", name, global_shape,
                           "global_max_pool"))  # fmt: skip
             if name in FLOATS:
