@@ -178,6 +178,28 @@ def test_global_floor_script_quick():
     assert " threads, geometric means: fp/np " in lines[-1], lines
 
 
+def test_global_peers_script_quick():
+    """scripts/global_peers.py (README, Benchmarks) runs, checks numpy's outputs (and
+    onnxruntime's, when installed) against fastpool's and reports the ratios of both
+    operators."""
+    lines = _run_script("global_peers.py", "--quick")
+    assert len(lines) == 5, lines  # two inputs, two operators each, and the means
+    assert [line.split()[:2] for line in lines[:4]] == [
+        ["1x64x56x56", "max"], ["1x64x56x56", "lp2"], ["2x32x28x28", "max"],
+        ["2x32x28x28", "lp2"],
+    ], lines  # fmt: skip
+    assert all("fp/np " in line for line in lines[:4]), lines
+    assert lines[-1].startswith("geometric means: max fp/np "), lines
+    assert "lp2 fp/np " in lines[-1], lines
+    try:
+        import onnx  # noqa: F401
+        import onnxruntime  # noqa: F401
+    except ImportError:
+        return  # (the script needs both for its onnxruntime peer)
+    assert all("fp/ort " in line for line in lines[:4]), lines
+    assert "max fp/ort " in lines[-1] and "lp2 fp/ort " in lines[-1], lines
+
+
 def test_large_inputs_script_quick():
     """scripts/large_inputs.py (README, Benchmarks) runs, finds one thread giving the same
     results as all of them, and reports its ratios, with and without Indices."""
