@@ -23,10 +23,6 @@ import fastpool
 from fastpool import _bench
 from fastpool._bench import geomean
 
-SHAPES = [(1, 64, 112, 112), (1, 64, 224, 224), (32, 64, 112, 112), (8, 512, 28, 28),
-          (8, 2048, 7, 7)]  # fmt: skip
-QUICK_SHAPES = [(1, 64, 56, 56), (2, 32, 28, 28)]
-
 
 @njit(parallel=True)
 def read_max(bits, out, threads):
@@ -45,7 +41,7 @@ def read_max(bits, out, threads):
 
 def main(argv):
     quick = "--quick" in argv
-    shapes = QUICK_SHAPES if quick else SHAPES
+    shapes = _bench.GLOBAL_QUICK_SHAPES if quick else _bench.GLOBAL_SHAPES
     blocks, block_seconds = (3, 0.002) if quick else (9, 0.05)
     threads = get_num_threads()
     rng = np.random.default_rng(0)
