@@ -75,6 +75,16 @@ GLOBAL_SHAPES = [(1, 64, 112, 112), (1, 64, 224, 224), (32, 64, 112, 112), (8, 5
 GLOBAL_QUICK_SHAPES = [(1, 64, 56, 56), (2, 32, 28, 28)]
 
 
+def numpy_global_max(x: np.ndarray) -> np.ndarray:
+    """numpy's GlobalMaxPool of NCHW data, the peer of the benchmarks and scripts."""
+    return x.max(axis=(2, 3), keepdims=True)
+
+
+def numpy_global_norm(x: np.ndarray) -> np.ndarray:
+    """numpy's GlobalLpPool with p = 2 of NCHW data, the peer of the benchmarks and scripts."""
+    return np.sqrt((x * x).sum(axis=(2, 3), keepdims=True))
+
+
 def _describe(shape, attrs) -> str:
     kernel = "x".join(map(str, attrs["kernel_shape"]))
     parts = [f"{'x'.join(map(str, shape))} k{kernel}"]

@@ -23,18 +23,15 @@ import fastpool
 from fastpool import _bench
 from fastpool._bench import geomean
 
-
-def numpy_max(x):
-    return x.max(axis=(2, 3), keepdims=True)
-
-
-def numpy_norm(x):
-    return np.sqrt((x * x).sum(axis=(2, 3), keepdims=True))
-
-
 OPERATORS = [
-    ("max", "GlobalMaxPool", {}, fastpool.global_max_pool, numpy_max),
-    ("lp2", "GlobalLpPool", {"p": 2}, lambda x: fastpool.global_lp_pool(x, p=2), numpy_norm),
+    ("max", "GlobalMaxPool", {}, fastpool.global_max_pool, _bench.numpy_global_max),
+    (
+        "lp2",
+        "GlobalLpPool",
+        {"p": 2},
+        lambda x: fastpool.global_lp_pool(x, p=2),
+        _bench.numpy_global_norm,
+    ),
 ]
 
 
