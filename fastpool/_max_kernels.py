@@ -625,12 +625,12 @@ def _column_max(x, ra, step, n_rows, columns, ca, n, sortable_fill):
 
 
 @kernel(inline="always")
-def _holds_special(bits, lo, hi, special_mask, special_inf):
-    """Whether bits[lo:hi] (floats seen as signed integers) hold a NaN or a -0.0: the
-    largest magnitude tells whether there is a NaN, the smallest signed integer whether
-    there is a -0.0 (bit pattern = the type's minimum). Min/max reductions vectorise best;
-    the magnitudes are cast back to the bits' type (numba widens ``&`` to 64 bits, which
-    made the float32 loop three times slower)."""
+def _specials_held(bits, lo, hi, special_mask, special_inf):
+    """Whether bits[lo:hi] (floats seen as signed integers) hold a NaN, and whether they
+    hold a -0.0: the largest magnitude tells the first, the smallest signed integer the
+    second (bit pattern = the type's minimum). Min/max reductions vectorise best; the
+    magnitudes are cast back to the bits' type (numba widens ``&`` to 64 bits, which made
+    the float32 loop three times slower)."""
     largest = same_type(bits[lo] & special_mask, special_mask)
     smallest = bits[lo]
     for i in range(lo, hi):
@@ -638,7 +638,14 @@ def _holds_special(bits, lo, hi, special_mask, special_inf):
         magnitude = same_type(b & special_mask, b)
         largest = magnitude if magnitude > largest else largest
         smallest = b if b < smallest else smallest
-    return largest > special_inf or smallest == ~special_mask
+    return largest > special_inf, smallest == ~special_mask
+
+
+@kernel(inline="always")
+def _holds_special(bits, lo, hi, special_mask, special_inf):
+    """Whether bits[lo:hi] hold a NaN or a -0.0 (see _specials_held)."""
+    nan, negative_zero = _specials_held(bits, lo, hi, special_mask, special_inf)
+    return nan or negative_zero
 
 
 @kernel(inline="always")
@@ -1250,8 +1257,9 @@ def _window_pairs(dims, wide):
 @kernel(inline="always")
 def _windows_exact(x, y, indices, want, dims, taps, inf_bits, fill, plane, oh, ow_from, ow_to):
     """Windows ow_from..ow_to-1 of output row oh of a plane of the planar kernel, one at a
-    time with the exact ``replaces``: for rows holding a NaN or a -0.0, and for the
-    windows at the borders of the paths that take the others whole."""
+    time with the exact ``replaces``: for rows holding a NaN, for the windows with a zero
+    maximum in rows holding a -0.0, and for the windows at the borders of the paths that
+    take the others whole."""
     H, W, OH, OW = dims[P_H], dims[P_W], dims[P_OH], dims[P_OW]
     sh, sw, dh, dw = dims[P_SH], dims[P_SW], dims[P_DH], dims[P_DW]
     ph, pw = dims[P_PH], dims[P_PW]
@@ -1270,6 +1278,22 @@ def _windows_exact(x, y, indices, want, dims, taps, inf_bits, fill, plane, oh, o
         y[(plane * OH + oh) * OW + ow] = best
         if want:
             indices[(plane * OH + oh) * OW + ow] = xa + best_at if best_at >= 0 else -1
+
+
+@kernel(inline="always")
+def _zero_maxima_exact(x, y, indices, want, dims, taps, inf_bits, fill, plane, oh_lo, oh_hi):
+    """Redoes with _windows_exact the windows of output rows oh_lo..oh_hi-1 of a plane whose
+    maximum is a zero. For rows holding a -0.0 but no NaN: there the fast paths find every
+    maximum, and every first maximum that is not a zero, exactly (nonzero equal values have
+    equal bits); of tied zeros, they may keep another one than the first (its sign and
+    its index)."""
+    OH, OW = dims[P_OH], dims[P_OW]
+    for oh in range(oh_lo, oh_hi):
+        ya = (plane * OH + oh) * OW
+        for ow in range(OW):
+            if order_key(y[ya + ow], inf_bits) == 0:
+                _windows_exact(x, y, indices, want, dims, taps, inf_bits, fill, plane, oh, ow,
+                               ow + 1)  # fmt: skip
 
 
 @kernel(inline="always")
@@ -1452,7 +1476,7 @@ def _triple_row(y, indices, even_max, even_key, odd_max, odd_key, dims, xa, ya, 
 def _triple_windows(x, y, indices, dims, taps, sortable_fill, plane, oh_lo, oh_hi, even_max,
                     even_key, odd_max, odd_key):  # fmt: skip
     """Output rows oh_lo..oh_hi-1 of a plane of 3x3 windows at stride 2, with Indices, for
-    data without NaN or -0.0.
+    data without NaN (with a -0.0, _zero_maxima_exact then redoes the zero maxima).
 
     Per output row, the pass down the columns keeps each column's maximum (the first of
     equal ones) and a key for its tap row, 4 * t, in two buffers, the even columns and the
@@ -1598,10 +1622,12 @@ def _planar_tasks(
     A task is a block of output rows of one plane. ``bits`` is ``x`` seen as signed
     integers of its width and ``special_mask`` the floats' magnitude mask (0 for the
     integers, which skip the check), both of that integer type: a task
-    whose input rows hold a NaN or a -0.0 (bit pattern = the type's minimum) is done window
-    by window with the exact ``replaces``. Otherwise all equal values have equal bits, so
-    the order of comparisons cannot change a value, and the values are pooled down the
-    columns first and then along the rows. Three ways, by the geometry:
+    whose input rows hold a NaN is done window by window with the exact ``replaces``.
+    Otherwise equal values have equal bits, but for the two zeros, so the order of
+    comparisons cannot change a value, and the values are pooled down the columns first
+    and then along the rows; where the rows hold a -0.0 (bit pattern = the type's
+    minimum), the windows whose maximum is a zero are then redone exactly
+    (_zero_maxima_exact). Three ways, by the geometry:
 
     - flat stretches, for small planes (``group_planes`` of them at once, when the row
       pass reads output rows of ``pitch`` column maxima, at stride 1 with outputs as large
@@ -1681,9 +1707,11 @@ def _planar_tasks(
             g_to = min(task + group_planes, last_task)
             ga = task * H * W
             n = (g_to - task) * H * W
-            # NaN or -0.0 anywhere: plane by plane, below
-            special = special_mask != 0 and _holds_special(bits, ga, ga + n, special_mask,
-                                                           special_inf)  # fmt: skip
+            # a NaN anywhere: plane by plane, below (a -0.0: see _zero_maxima_exact)
+            special, negative_zero = False, False
+            if special_mask != 0:
+                special, negative_zero = _specials_held(bits, ga, ga + n, special_mask,
+                                                        special_inf)  # fmt: skip
             if not special and want and flat_columns:
                 _group_argmax(x, ga, n, columns, group_at, positions, column_of, row_of, y,
                               indices, H, W, kh, kw, dh, dw, ph, pw, sortable_fill)  # fmt: skip
@@ -1767,6 +1795,10 @@ def _planar_tasks(
                 if want and column_major:
                     _as_column_major(indices, task * OH * OW, task * OH * OW + n_out, ga, n,
                                      H, W)  # fmt: skip
+                if negative_zero:
+                    for plane in range(task, g_to):
+                        _zero_maxima_exact(x, y, indices, want, dims, taps, inf_bits, fill,
+                                           plane, 0, OH)  # fmt: skip
                 if act_code >= 0:
                     _activate_range(y, act_code, act_constants, task * OH * OW,
                                     task * OH * OW + n_out)  # fmt: skip
@@ -1784,10 +1816,11 @@ def _planar_tasks(
                 r_hi = max(r_hi, oh * sh - ph + (taps[1, 0, oh] - 1) * dh + 1)
         r_hi = max(r_lo, r_hi)
         xa = plane * H * W
-        special = (special_mask != 0 and r_lo < r_hi
-                   and _holds_special(bits, xa + r_lo * W, xa + r_hi * W, special_mask,
-                                      special_inf))  # fmt: skip
-        if special:  # window by window, exactly
+        nan, negative_zero = False, False
+        if special_mask != 0 and r_lo < r_hi:
+            nan, negative_zero = _specials_held(bits, xa + r_lo * W, xa + r_hi * W,
+                                                special_mask, special_inf)  # fmt: skip
+        if nan:  # window by window, exactly
             for oh in range(oh_lo, oh_hi):
                 _windows_exact(x, y, indices, want, dims, taps, inf_bits, fill, plane, oh, 0,
                                OW)  # fmt: skip
@@ -2028,6 +2061,10 @@ def _planar_tasks(
                     y[_u(ya + o)] = from_sortable(row_acc[_u(o)])
                     at = indices[_u(ya + o)]
                     indices[_u(ya + o)] = at + xa if at >= 0 else -1
+        if negative_zero and not nan:
+            # (a -0.0 took these rows window by window, 13-45x the time; a few zeros now)
+            _zero_maxima_exact(x, y, indices, want, dims, taps, inf_bits, fill, plane, oh_lo,
+                               oh_hi)  # fmt: skip
         if act_code >= 0:  # the activation, while the outputs are in cache
             _activate_range(y, act_code, act_constants, (plane * OH + oh_lo) * OW,
                            (plane * OH + oh_hi) * OW)  # fmt: skip

@@ -221,6 +221,22 @@ def test_nan_check_cost_script_quick():
     assert lines[-1].startswith("batch 1, geometric means: none/check "), lines
 
 
+def test_special_values_cost_script_quick():
+    """scripts/special_values_cost.py (README, Benchmarks) runs, finds fastpool giving the
+    reference's outputs on data with a -0.0 or a NaN in every plane, and reports its ratios
+    (against onnxruntime too when it is installed)."""
+    pytest.importorskip("onnx")
+    lines = _run_script("special_values_cost.py", "--quick")
+    assert len(lines) == 4, lines  # three layers and the geometric means
+    assert all(" 1x" in line and " zero_i " in line and " nan_i " in line for line in lines[:3])
+    assert lines[-1].startswith("batch 1, geometric means (share of clean): zero "), lines
+    try:
+        import onnxruntime  # noqa: F401
+    except ImportError:
+        return
+    assert all(" zero/ort " in line for line in lines), lines
+
+
 def test_fresh_outputs_script_quick():
     """scripts/fresh_outputs.py (README, Benchmarks) runs its layer in a process of its own,
     finds out= giving the same outputs as new arrays, and reports its ratios."""

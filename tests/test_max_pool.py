@@ -293,6 +293,49 @@ def check_with_ties_and_relu(attrs, dtype, shapes):
             assert_identical(fastpool.max_pool(x, activation="Relu", **attrs), expected)
 
 
+# Planar geometries for test_negative_zero_without_nan, by test id: on its shapes they take
+# every fast path of the planar kernel (groups of small planes, rows of pitch column maxima,
+# rows of 33 to 64 row by row, stride 1 flat, _pair_windows, _triple_windows, rows first).
+NEGATIVE_ZERO_CASES = {
+    "k3-s2-p1": dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
+    "k3-s2-ceil": dict(kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1),
+    "k2-s2": dict(kernel_shape=[2, 2], strides=[2, 2]),
+    "k3-p1": dict(kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+    "k5-p2": dict(kernel_shape=[5, 5], pads=[2, 2, 2, 2]),
+    "k3-d2-p2": dict(kernel_shape=[3, 3], dilations=[2, 2], pads=[2, 2, 2, 2]),
+    "k2x3-s2": dict(kernel_shape=[2, 3], strides=[2, 2], pads=[0, 1, 1, 0]),
+}
+
+
+def negative_with_zeros(shape, dtype, rng):
+    """Mostly negative floats with both zeros and a few positives, so that many windows'
+    maximum is a tie of -0.0 and +0.0 in either order."""
+    pool = np.array([-3.0, -1.0, -0.0, 0.0, -0.0, -2.0, 1.0])
+    x = rng.choice(pool, size=shape, p=[0.3, 0.3, 0.12, 0.12, 0.12, 0.035, 0.005])
+    return x.astype(np.float32).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=[d.name for d in FLOAT_DTYPES])
+@pytest.mark.parametrize("attrs", list(NEGATIVE_ZERO_CASES.values()), ids=list(NEGATIVE_ZERO_CASES))
+def test_negative_zero_without_nan(attrs, dtype, entry):
+    """Planes holding -0.0 but no NaN take the fast paths, whose windows with a zero maximum
+    are then redone exactly (_zero_maxima_exact): the first zero in row-major order wins
+    (its sign and index), on every planar path, both storage orders, with a fused
+    activation, and with a NaN in the first plane only (that plane window by window, the
+    others fast), against the reference."""
+    rng = np.random.default_rng(zlib.crc32(repr(attrs).encode()))
+    shapes = [(2, 3, 7, 7), (1, 3, 14, 14), (1, 2, 28, 29), (1, 2, 20, 47), (1, 2, 12, 112),
+              (1, 2, 10, 64)]  # fmt: skip
+    for shape in shapes:
+        x = negative_with_zeros(shape, dtype, rng)
+        check_against_reference(x, attrs, "NCHW")
+        expected = numpy_activation(ref_max_pool_values(x, **attrs), "HardSigmoid", [0.2, 0.5])
+        fused = dict(activation="HardSigmoid", activation_params=[0.2, 0.5])
+        assert_identical(fastpool.max_pool(x, **fused, **attrs), expected)
+        x[0, 0].flat[rng.integers(x[0, 0].size)] = np.nan
+        check_against_reference(x, attrs, "NCHW")
+
+
 # Attributes of the window-by-window paths at stride 2 (pads below both kernels), by test id
 STRIDE_2_WINDOWS = {
     "no-pads": dict(),
