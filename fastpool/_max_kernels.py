@@ -1290,6 +1290,13 @@ def _zero_maxima_exact(x, y, indices, want, dims, taps, inf_bits, fill, plane, o
     OH, OW = dims[P_OH], dims[P_OW]
     for oh in range(oh_lo, oh_hi):
         ya = (plane * OH + oh) * OW
+        # (a count first, which vectorises: zero maxima are rare, and a loop with the
+        # window inside it, over every output, took about as long as the pooling)
+        zeros = 0
+        for e in range(ya, ya + OW):
+            zeros += order_key(y[_u(e)], inf_bits) == 0
+        if zeros == 0:
+            continue
         for ow in range(OW):
             if order_key(y[ya + ow], inf_bits) == 0:
                 _windows_exact(x, y, indices, want, dims, taps, inf_bits, fill, plane, oh, ow,
