@@ -15,13 +15,15 @@ kernel (``_planar_tasks``, described there), channels-first volumes without Indi
 volume kernel (``_volume_tasks``: maxima along the first axis, then the planar kernel),
 channels-last images and volumes without Indices to the channels-last kernel
 (``_channels_last_tasks``: down the columns, then along the rows C values at a time).
-Tasks of the last two whose input holds a NaN or a -0.0, and everything else, go to the
-general one (``_max_pool_tasks``), which is separable: along the last spatial axis, every
-input row's window maxima are taken once, however many windows of the other axes overlap
-that row; they are then merged, in scan order, into each output row. Every step keeps the
-earlier of equal values and the first NaN, so the row-major "first maximum wins" rule holds
-exactly. Indices on channels-first volumes take their own path there
-(``_volume_indices_task``: values carried with their offsets, one axis at a time).
+Tasks of the volume kernel whose input holds a NaN or a -0.0, of the channels-last one
+whose input holds a NaN (with a -0.0 it redoes only its outputs with a zero maximum), and
+everything else, go to the general one (``_max_pool_tasks``), which is separable: along
+the last spatial axis, every input row's window maxima are taken once, however many
+windows of the other axes overlap that row; they are then merged, in scan order, into each
+output row. Every step keeps the earlier of equal values and the first NaN, so the
+row-major "first maximum wins" rule holds exactly. Indices on channels-first volumes take
+their own path there (``_volume_indices_task``: values carried with their offsets, one
+axis at a time).
 
 Speed comes from a few habits. The arrays are flat and addressed by offset (slicing a row
 would cost a reference count), and the hot loops are written out in one function: in numba,
@@ -2265,10 +2267,11 @@ def _channels_last_tasks(
     """Tasks first_task..last_task-1 of a channels-last MaxPool over two or three spatial
     axes, values only, in the tasks of _max_pool_tasks (a block of outputs along the first
     spatial axis of one image or volume), which does a task exactly when the input it reads
-    holds a NaN or a -0.0 (see _planar_tasks). Otherwise the order of comparisons cannot
-    change a value, and each output row is pooled down the columns first, over the input rows
-    of W * C values its windows cover on the leading axes (two rows per flat loop), and then
-    along the row, C values at a time."""
+    holds a NaN. Otherwise each output row is pooled down the columns first, over the input
+    rows of W * C values its windows cover on the leading axes (two rows per flat loop), and
+    then along the row, C values at a time. Without NaN and -0.0 the order of comparisons
+    cannot change a value; once the task's input has shown a -0.0, the outputs whose maximum
+    is a zero are redone (_channels_last_zero_maxima)."""
     lead = geo.shape[1] - 1  # 1 for images, 2 for volumes
     H, OH = geo[IN_SHAPE, 0], geo[OUT_SHAPE, 0]
     sh, dh, ph = geo[STRIDES, 0], geo[DILATIONS, 0], geo[PADS_BEGIN, 0]
@@ -2296,10 +2299,11 @@ def _channels_last_tasks(
         o_hi = (block_no + 1) * OH // row_blocks
         xa = image * rows * row_length
         # the input read by a batch of outputs along the first axis is checked just before
-        # it is pooled, so that it is read from memory once; with a NaN or a -0.0 the whole
-        # task is redone exactly (the outputs written so far are the same either way)
+        # it is pooled, so that it is read from memory once; with a NaN the whole task is
+        # redone exactly (the outputs written so far are the same either way)
         checked = 0  # the input before this index along the first axis has been checked
         exact = False
+        zeros_held = False  # a -0.0 in the input checked so far (later rows may read it)
         for b_lo in range(o_lo, o_hi, batch):
             b_hi = min(b_lo + batch, o_hi)
             r_lo, r_hi = H, 0
@@ -2308,15 +2312,17 @@ def _channels_last_tasks(
                     r_lo = min(r_lo, o * sh - ph + taps[0, 0, o] * dh)
                     r_hi = max(r_hi, o * sh - ph + (taps[1, 0, o] - 1) * dh + 1)
             r_lo = max(r_lo, checked)
-            if (special_mask != 0 and r_lo < r_hi
-                    and _holds_special(bits, xa + r_lo * slice_length,
-                                       xa + r_hi * slice_length, special_mask,
-                                       special_inf)):  # fmt: skip
-                _max_pool_tasks(x, y, no_indices, False, shape, geo, taps, order, inf_bits,
-                                fill, act_code, act_constants, row_blocks, task,
-                                task + 1)  # fmt: skip
-                exact = True
-                break
+            if special_mask != 0 and r_lo < r_hi:
+                nan, negative_zero = _specials_held(bits, xa + r_lo * slice_length,
+                                                    xa + r_hi * slice_length, special_mask,
+                                                    special_inf)  # fmt: skip
+                if nan:
+                    _max_pool_tasks(x, y, no_indices, False, shape, geo, taps, order, inf_bits,
+                                    fill, act_code, act_constants, row_blocks, task,
+                                    task + 1)  # fmt: skip
+                    exact = True
+                    break
+                zeros_held |= negative_zero
             checked = max(checked, r_hi)
             for o in range(b_lo, b_hi):
                 for o2 in range(OH2):
@@ -2370,9 +2376,48 @@ def _channels_last_tasks(
                                 a = y[_u(wa + c)]
                                 b = columns[_u(ja + c)]
                                 y[_u(wa + c)] = b if to_sortable(b) > to_sortable(a) else a
+                    if zeros_held:
+                        _channels_last_zero_maxima(x, y, ya, row_starts, n, geo, taps, inf_bits,
+                                                   C)  # fmt: skip
         if act_code >= 0 and not exact:  # the activation, while the outputs are in cache
             _activate_range(y, act_code, act_constants, (image * OH + o_lo) * OH2 * out_length,
                            (image * OH + o_hi) * OH2 * out_length)  # fmt: skip
+
+
+@kernel(inline="always")
+def _channels_last_zero_maxima(x, y, ya, row_starts, n, geo, taps, inf_bits, C):
+    """Redoes the outputs of one channels-last output row (at ya in y) whose maximum is a
+    zero, given the starts of the n input rows its windows cover, in scan order. For input
+    holding a -0.0 but no NaN: there _channels_last_tasks finds every maximum, and every
+    first maximum that is not a zero, exactly; of tied zeros it keeps +0.0 (to_sortable puts
+    -0.0 below it), not the first. The first zero in scan order is the exact answer."""
+    lead = geo.shape[1] - 1
+    sw, dw, pw = geo[STRIDES, lead], geo[DILATIONS, lead], geo[PADS_BEGIN, lead]
+    OW = geo[OUT_SHAPE, lead]
+    # (a count first, which vectorises, in stretches of 64 outputs: zero maxima are rare,
+    # and a scan over the whole row for each one made rows of thousands of outputs slower)
+    for run_lo in range(ya, ya + OW * C, 64):
+        run_hi = min(run_lo + 64, ya + OW * C)
+        zeros = 0
+        for e in range(run_lo, run_hi):
+            zeros += order_key(y[_u(e)], inf_bits) == 0
+        if zeros == 0:
+            continue
+        for e in range(run_lo, run_hi):
+            if order_key(y[e], inf_bits) != 0:
+                continue
+            w = (e - ya) // C
+            c = e - ya - w * C
+            found = False
+            for k in range(n):
+                for j in range(taps[0, lead, w], taps[1, lead, w]):
+                    value = x[row_starts[k] + (w * sw - pw + j * dw) * C + c]
+                    if order_key(value, inf_bits) == 0:
+                        y[e] = value
+                        found = True
+                        break
+                if found:
+                    break
 
 
 @kernel(parallel=True)

@@ -222,19 +222,21 @@ def test_nan_check_cost_script_quick():
 
 
 def test_special_values_cost_script_quick():
-    """scripts/special_values_cost.py (README, Benchmarks) runs, finds fastpool giving the
-    reference's outputs on data with a -0.0 or a NaN in every plane, and reports its ratios
-    (against onnxruntime too when it is installed)."""
+    """scripts/special_values_cost.py (README, Benchmarks) runs, channels first and last,
+    finds fastpool giving the reference's outputs on data with a -0.0 or a NaN in every
+    plane, and reports its ratios (against onnxruntime too when it is installed)."""
     pytest.importorskip("onnx")
-    lines = _run_script("special_values_cost.py", "--quick")
-    assert len(lines) == 4, lines  # three layers and the geometric means
-    assert all(" 1x" in line and " zero_i " in line and " nan_i " in line for line in lines[:3])
-    assert lines[-1].startswith("batch 1, geometric means (share of clean): zero "), lines
-    try:
-        import onnxruntime  # noqa: F401
-    except ImportError:
-        return
-    assert all(" zero/ort " in line for line in lines), lines
+    for layout in ("NCHW", "NHWC"):
+        layout_flag = ["--nhwc"] if layout == "NHWC" else []
+        lines = _run_script("special_values_cost.py", "--quick", *layout_flag)
+        assert len(lines) == 4, lines  # three layers and the geometric means
+        assert all(" 1x" in line and " zero_i " in line and " nan_i " in line for line in lines[:3])
+        assert lines[-1].startswith(f"batch 1, {layout}, geometric means (share of clean): zero ")
+        try:
+            import onnxruntime  # noqa: F401
+        except ImportError:
+            continue
+        assert all(" zero/ort " in line for line in lines), lines
 
 
 def test_fresh_outputs_script_quick():
