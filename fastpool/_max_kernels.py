@@ -15,15 +15,14 @@ kernel (``_planar_tasks``, described there), channels-first volumes without Indi
 volume kernel (``_volume_tasks``: maxima along the first axis, then the planar kernel),
 channels-last images and volumes without Indices to the channels-last kernel
 (``_channels_last_tasks``: down the columns, then along the rows C values at a time).
-Tasks of the volume kernel whose input holds a NaN or a -0.0, of the channels-last one
-whose input holds a NaN (with a -0.0 it redoes only its outputs with a zero maximum), and
-everything else, go to the general one (``_max_pool_tasks``), which is separable: along
-the last spatial axis, every input row's window maxima are taken once, however many
-windows of the other axes overlap that row; they are then merged, in scan order, into each
-output row. Every step keeps the earlier of equal values and the first NaN, so the
-row-major "first maximum wins" rule holds exactly. Indices on channels-first volumes take
-their own path there (``_volume_indices_task``: values carried with their offsets, one
-axis at a time).
+Tasks of the last two whose input holds a NaN (with a -0.0 they redo only their outputs
+with a zero maximum), and everything else, go to the general one (``_max_pool_tasks``),
+which is separable: along the last spatial axis, every input row's window maxima are taken
+once, however many windows of the other axes overlap that row; they are then merged, in
+scan order, into each output row. Every step keeps the earlier of equal values and the
+first NaN, so the row-major "first maximum wins" rule holds exactly. Indices on
+channels-first volumes take their own path there (``_volume_indices_task``: values
+carried with their offsets, one axis at a time).
 
 Speed comes from a few habits. The arrays are flat and addressed by offset (slicing a row
 would cost a reference count), and the hot loops are written out in one function: in numba,
@@ -641,13 +640,6 @@ def _specials_held(bits, lo, hi, special_mask, special_inf):
         largest = magnitude if magnitude > largest else largest
         smallest = b if b < smallest else smallest
     return largest > special_inf, smallest == ~special_mask
-
-
-@kernel(inline="always")
-def _holds_special(bits, lo, hi, special_mask, special_inf):
-    """Whether bits[lo:hi] hold a NaN or a -0.0 (see _specials_held)."""
-    nan, negative_zero = _specials_held(bits, lo, hi, special_mask, special_inf)
-    return nan or negative_zero
 
 
 @kernel(inline="always")
@@ -2136,10 +2128,11 @@ def _volume_tasks(
     """Tasks first_task..last_task-1 of a channels-first MaxPool over volumes (three
     spatial axes), values only. A task is a block of output slices (along the first axis)
     of one volume, as in _max_pool_tasks, which does the task exactly when the input slices
-    it reads hold a NaN or a -0.0 (see _planar_tasks). Otherwise the order of comparisons
-    cannot change a value, and each window's maximum is taken over its depth taps first,
+    it reads hold a NaN. Otherwise each window's maximum is taken over its depth taps first,
     slice by slice and flat, and then over the planes of those maxima by the planar kernel
-    (``dims``, ``plane_taps``: its tables for the last two axes)."""
+    (``dims``, ``plane_taps``: its tables for the last two axes). Without NaN and -0.0 the
+    order of comparisons cannot change a value; with a -0.0, the outputs whose maximum is a
+    zero are then redone (_volume_zero_maxima)."""
     D, OD = geo[IN_SHAPE, 0], geo[OUT_SHAPE, 0]
     sd, dd, pd = geo[STRIDES, 0], geo[DILATIONS, 0], geo[PADS_BEGIN, 0]
     plane_size, out_plane = dims[P_H] * dims[P_W], dims[P_OH] * dims[P_OW]
@@ -2162,25 +2155,23 @@ def _volume_tasks(
         for s_lo in range(o_lo, o_hi, batch):
             s_hi = min(s_lo + batch, o_hi)
             # the input slices these outputs read, checked batch by batch so that they are
-            # still in cache when pooled; with a NaN or a -0.0 the whole task is redone
-            # exactly (the outputs written so far are the same either way)
+            # still in cache when pooled; with a NaN the whole task is redone exactly (the
+            # outputs written so far are the same either way)
             d_lo, d_hi = D, 0
             for o in range(s_lo, s_hi):
                 if taps[0, 0, o] < taps[1, 0, o]:
                     d_lo = min(d_lo, o * sd - pd + taps[0, 0, o] * dd)
                     d_hi = max(d_hi, o * sd - pd + (taps[1, 0, o] - 1) * dd + 1)
-            if (
-                special_mask != 0
-                and d_lo < d_hi
-                and _holds_special(
-                    bits, xa + d_lo * plane_size, xa + d_hi * plane_size, special_mask,
-                    special_inf,
-                )
-            ):  # fmt: skip
-                _max_pool_tasks(x, y, no_indices, False, shape, geo, taps, order, inf_bits,
-                                fill, act_code, act_constants, row_blocks, task,
-                                task + 1)  # fmt: skip
-                break
+            zeros_held = False
+            if special_mask != 0 and d_lo < d_hi:
+                nan, zeros_held = _specials_held(bits, xa + d_lo * plane_size,
+                                                 xa + d_hi * plane_size, special_mask,
+                                                 special_inf)  # fmt: skip
+                if nan:
+                    _max_pool_tasks(x, y, no_indices, False, shape, geo, taps, order,
+                                    inf_bits, fill, act_code, act_constants, row_blocks, task,
+                                    task + 1)  # fmt: skip
+                    break
             for o in range(s_lo, s_hi):
                 ma = (o - s_lo) * plane_size
                 t_lo, t_hi = taps[0, 0, o], taps[1, 0, o]
@@ -2214,11 +2205,63 @@ def _volume_tasks(
                         maxima[_u(ma + i)] = b if to_sortable(b) > to_sortable(a) else a
             ya = (volume * OD + s_lo) * out_plane
             n = (s_hi - s_lo) * plane_size
+            # (with a -0.0 the activation waits for the redo of the zero maxima)
             _planar_tasks(
                 maxima[:n], maxima_bits[:n], y[ya : ya + (s_hi - s_lo) * out_plane], no_indices,
-                no_want, dims, plane_taps, inf_bits, fill, no_check, special_inf, act_code,
-                act_constants, 1, 0, s_hi - s_lo, group_planes, block_rows, row_of, column_of,
+                no_want, dims, plane_taps, inf_bits, fill, no_check, special_inf,
+                -1 if zeros_held else act_code, act_constants, 1, 0, s_hi - s_lo, group_planes,
+                block_rows, row_of, column_of,
             )  # fmt: skip
+            if zeros_held:
+                _volume_zero_maxima(x, y, geo, taps, inf_bits, volume, s_lo, s_hi)
+                if act_code >= 0:
+                    _activate_range(y, act_code, act_constants, ya,
+                                    ya + (s_hi - s_lo) * out_plane)  # fmt: skip
+
+
+@kernel(inline="always")
+def _volume_zero_maxima(x, y, geo, taps, inf_bits, volume, o_lo, o_hi):
+    """Redoes the outputs of output slices o_lo..o_hi-1 of a channels-first volume whose
+    maximum is a zero. For input holding a -0.0 but no NaN: there _volume_tasks finds every
+    maximum, and every first maximum that is not a zero, exactly; of tied zeros it may keep
+    another one than the first. The first zero in scan order is the exact answer."""
+    D, H, W = geo[IN_SHAPE, 0], geo[IN_SHAPE, 1], geo[IN_SHAPE, 2]
+    OD, OH, OW = geo[OUT_SHAPE, 0], geo[OUT_SHAPE, 1], geo[OUT_SHAPE, 2]
+    sd, sh, sw = geo[STRIDES, 0], geo[STRIDES, 1], geo[STRIDES, 2]
+    dd, dh, dw = geo[DILATIONS, 0], geo[DILATIONS, 1], geo[DILATIONS, 2]
+    pd, ph, pw = geo[PADS_BEGIN, 0], geo[PADS_BEGIN, 1], geo[PADS_BEGIN, 2]
+    xa = volume * D * H * W
+    ya = volume * OD * OH * OW
+    # (a count first, which vectorises, in stretches of 64 outputs: zero maxima are rare)
+    for run_lo in range(ya + o_lo * OH * OW, ya + o_hi * OH * OW, 64):
+        run_hi = min(run_lo + 64, ya + o_hi * OH * OW)
+        zeros = 0
+        for e in range(run_lo, run_hi):
+            zeros += order_key(y[_u(e)], inf_bits) == 0
+        if zeros == 0:
+            continue
+        for e in range(run_lo, run_hi):
+            if order_key(y[e], inf_bits) != 0:
+                continue
+            o = (e - ya) // (OH * OW)
+            oh = (e - ya - o * OH * OW) // OW
+            ow = e - ya - (o * OH + oh) * OW
+            found = False
+            for t in range(taps[0, 0, o], taps[1, 0, o]):
+                for th in range(taps[0, 1, oh], taps[1, 1, oh]):
+                    for tw in range(taps[0, 2, ow], taps[1, 2, ow]):
+                        d = o * sd - pd + t * dd
+                        r = oh * sh - ph + th * dh
+                        c = ow * sw - pw + tw * dw
+                        value = x[xa + (d * H + r) * W + c]
+                        if order_key(value, inf_bits) == 0:
+                            y[e] = value
+                            found = True
+                            break
+                    if found:
+                        break
+                if found:
+                    break
 
 
 @kernel(parallel=True)

@@ -12,18 +12,18 @@ first of a -0.0/+0.0 tie wins; the first NaN wins), so the planar, channels-last
 kernels look for them before pooling a block of rows. The planar kernel pools a block
 holding a NaN window by window with the exact comparison; a block holding a -0.0 but no
 NaN takes the fast loops, and then only the windows whose maximum is a zero are redone
-exactly. The channels-last kernel does the same with a -0.0, and sends a task holding a
-NaN to the general kernel; the volume kernel sends a task holding either there.
+exactly. The channels-last and volume kernels do the same with a -0.0, and send a task
+holding a NaN to the general kernel.
 
-For each CNN layer (or volume) of ``python -m fastpool bench`` (float32), this times in the same
-process, in alternating blocks, fastpool on three copies of one random normal input: as it
-is (clean), with a -0.0 in every plane (zero), and with a NaN in every plane (nan), values
-and Indices, and onnxruntime's MaxPool (values, on the data channels first) on the copy
-with -0.0s when it is installed (ort). A "plane" is each image's and channel's; the special
-value goes to one place of the last two spatial axes, the same in all of them. It prints
-each copy's time as a share of the clean one's, and zero / ort. The script exits with an
-error if fastpool's outputs differ from the reference's on those copies (the values, and
-the Indices of the first plane).
+For each CNN layer (or volume) of ``python -m fastpool bench`` (float32), this times in
+the same process, in alternating blocks, fastpool on three copies of one random normal
+input: as it is (clean), with a -0.0 in every plane (zero), and with a NaN in every plane
+(nan), values and Indices, and onnxruntime's MaxPool (values, on the data channels first)
+on the copy with -0.0s when it is installed (ort). A "plane" is each image's and channel's;
+the special value goes to one place of the last two spatial axes, the same in all of them.
+It prints each copy's time as a share of the clean one's, and zero / ort. The script exits
+with an error if fastpool's outputs differ from the reference's on those copies (the
+values, and the Indices of the first plane).
 """
 
 from __future__ import annotations
