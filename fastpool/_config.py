@@ -1,13 +1,23 @@
-"""numba compilation flags, in one place (CI greps the kernels for hard-coded fastmath).
+"""numba compilation flags, in one place (CI greps the kernels for hard-coded fastmath), and
+the on-disk kernel cache made safe for processes that fill it at once.
 
 Only reassociation is allowed: it lets LLVM vectorise float sums by reordering them, which
 changes a sum by rounding only. Flags that assume no NaN or infinity never appear: NaN must
 propagate.
 """
 
+import contextlib
+import os
+import threading
 import warnings
 
 from numba import njit
+from numba.core import sigutils
+
+try:
+    import fcntl
+except ImportError:  # Windows: no lock, so ``warmup`` compiles in one process there
+    fcntl = None
 
 SUM_FASTMATH = {"reassoc"}
 
@@ -20,7 +30,7 @@ def kernel(**options):
     def decorate(function):
         global _warned
         try:
-            return njit(cache=True, nogil=True, **options)(function)
+            dispatcher = njit(cache=True, nogil=True, **options)(function)
         except RuntimeError as error:  # "cannot cache function ...: no locator available"
             if not _warned:
                 _warned = True
@@ -32,6 +42,8 @@ def kernel(**options):
                     stacklevel=3,
                 )
             return njit(nogil=True, **options)(function)
+        _guard_cache(dispatcher)
+        return dispatcher
 
     return decorate
 
@@ -42,3 +54,75 @@ _warned = False
 def disk_cache_usable() -> bool:
     """Whether the kernels were created with numba's on-disk cache."""
     return not _warned
+
+
+# numba adds an entry to a function's cache by reading its index, choosing the first free
+# data file name and writing both back. Two processes doing so at once can lose an entry, or
+# leave one signature's entry pointing at another signature's machine code (seen in CI, when
+# the warmup's processes compiled the same helper; a call then fails to type, or runs the
+# wrong code on its arguments). A lock file in the cache directory makes each read and write
+# of fastpool's cache whole.
+CACHE_LOCK_FILE = "fastpool-cache.lock"
+cache_lock_available = fcntl is not None
+_lock_in_process = threading.RLock()
+_lock_depth = 0
+_warned_mismatch = False
+
+
+@contextlib.contextmanager
+def _cache_locked(directory: str):
+    """Hold the cache directory's lock file (taken once per process; reentrant)."""
+    global _lock_depth
+    with _lock_in_process:
+        handle = None
+        if _lock_depth == 0 and fcntl is not None:
+            try:
+                handle = open(os.path.join(directory, CACHE_LOCK_FILE), "ab")
+                fcntl.flock(handle, fcntl.LOCK_EX)
+            except OSError:  # no lock rather than no cache: numba reports its own errors
+                if handle is not None:
+                    handle.close()
+                handle = None
+        _lock_depth += 1
+        try:
+            yield
+        finally:
+            _lock_depth -= 1
+            if handle is not None:
+                handle.close()  # closing the file releases the lock
+
+
+def _guard_cache(dispatcher) -> None:
+    """Wrap the dispatcher's cache: loads and saves under the lock, and a loaded entry whose
+    signature is not the one asked for (a cache filled without the lock) is refused, so
+    that numba compiles it again and overwrites the entry."""
+    cache = getattr(dispatcher, "_cache", None)
+    directory = getattr(cache, "cache_path", None)
+    if directory is None:  # a numba without these names: its cache as it is
+        return
+    load_overload, save_overload = cache.load_overload, cache.save_overload
+
+    def locked_load(sig, target_context):
+        global _warned_mismatch
+        with _cache_locked(directory):
+            result = load_overload(sig, target_context)
+        if result is None:
+            return None
+        wanted = tuple(sigutils.normalize_signature(sig)[0])
+        if tuple(result.signature.args) == wanted:
+            return result
+        if not _warned_mismatch:
+            _warned_mismatch = True
+            warnings.warn(
+                f"fastpool found a wrong entry in numba's kernel cache ({dispatcher.__name__} "
+                f"for {wanted}); compiling it again",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+        return None
+
+    def locked_save(sig, data):
+        with _cache_locked(directory):
+            return save_overload(sig, data)
+
+    cache.load_overload, cache.save_overload = locked_load, locked_save

@@ -12,7 +12,7 @@ from typing import TextIO
 import numpy as np
 
 from fastpool import _api
-from fastpool._config import disk_cache_usable
+from fastpool._config import cache_lock_available, disk_cache_usable
 
 FLOATS = ["float16", "float32", "float64", "bfloat16"]
 
@@ -130,7 +130,9 @@ def warmup(progress: bool = True, file: TextIO | None = None, jobs: int = 1) -> 
     jobs : int
         Processes compiling at once (numba compiles on one thread). With more than one,
         child processes compile into the disk cache and this process then loads every
-        kernel from it; without a usable disk cache, everything is compiled here.
+        kernel from it. Without a usable disk cache, or without the file lock that keeps
+        processes from damaging it (``fcntl``, missing on Windows), everything is compiled
+        here.
 
     Returns
     -------
@@ -142,7 +144,7 @@ def warmup(progress: bool = True, file: TextIO | None = None, jobs: int = 1) -> 
     out = (file if file is not None else sys.stderr) if progress else None
     start = time.perf_counter()
     every_step = list(range(len(_steps())))
-    if jobs > 1 and disk_cache_usable():
+    if jobs > 1 and disk_cache_usable() and cache_lock_available:
         _compile_in_processes(jobs, out)
         began = time.perf_counter()
         done = _run_steps(every_step, None)

@@ -145,3 +145,115 @@ def test_read_only_cache_dir(tmp_path):
         finally:
             undo_read_only(cache_dir)
         assert read_only, "could not make a read-only directory on this machine"
+
+
+# A small kernel made by fastpool's own decorator, so that the tests below take seconds: the
+# lock and the signature check wrap every kernel that decorator makes.
+TOY = """
+import numpy as np
+from fastpool._config import kernel
+
+
+@kernel()
+def add_one(x):
+    return x + 1
+
+
+def arguments():
+    values = []
+    for name in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+                 "float32", "float64", "complex64", "complex128"):
+        values.append(np.dtype(name).type(3))
+        values += [np.full((2,) * ndim, 3, dtype=name) for ndim in (1, 2, 3)]
+    return values
+"""
+
+# Widens the window between numba's reading of a cache index and its writing it back, as a
+# slow (network) file system would: without fastpool's lock, processes then lose entries or
+# point them at other signatures' code on nearly every run.
+FILL_TOY = """
+import sys, time
+from numba.core import caching
+
+read_index = caching.IndexDataCacheFile._load_index
+
+
+def slow_read_index(self):
+    overloads = read_index(self)
+    time.sleep(0.05)
+    return overloads
+
+
+caching.IndexDataCacheFile._load_index = slow_read_index
+sys.path.insert(0, sys.argv[2])
+import toy
+
+# each process compiles signatures of its own, so that none mends another's lost entries
+for value in toy.arguments()[int(sys.argv[1]) :: int(sys.argv[3])]:
+    toy.add_one(value)
+"""
+
+CHECK_TOY = """
+import sys, warnings
+warnings.filterwarnings("always", message="fastpool ", category=RuntimeWarning)
+sys.path.insert(0, sys.argv[1])
+import numpy as np
+import toy
+
+values = toy.arguments()
+wrong = 0
+for value in values:
+    try:
+        result = toy.add_one(value)
+        wrong += not (np.shape(result) == np.shape(value) and np.all(result == value + 1))
+    except Exception:
+        wrong += 1
+stats = toy.add_one.stats
+print(len(values), sum(stats.cache_hits.values()), sum(stats.cache_misses.values()), wrong)
+"""
+
+
+def run_toy(code: str, tmp_path: pathlib.Path, *args: str) -> subprocess.Popen:
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+    return subprocess.Popen([sys.executable, "-c", code, *args], env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+
+
+def check_toy(tmp_path: pathlib.Path) -> tuple[list[int], str]:
+    """(values, cache hits, cache misses, wrong results) of a fresh process, and its
+    standard error."""
+    out, err = run_toy(CHECK_TOY, tmp_path, str(tmp_path)).communicate(timeout=300)
+    assert "Traceback" not in err, err[-3000:]
+    return list(map(int, out.split())), err
+
+
+def test_processes_filling_the_cache_at_once(tmp_path):
+    """Four processes compile one kernel for 12 signatures each into one new cache, on a
+    slow file system: afterwards every signature loads from the cache, with its own code."""
+    (tmp_path / "toy.py").write_text(TOY)
+    fillers = [run_toy(FILL_TOY, tmp_path, str(i), str(tmp_path), "4") for i in range(4)]
+    for filler in fillers:
+        _, err = filler.communicate(timeout=600)
+        assert filler.returncode == 0, err[-3000:]
+    (count, hits, misses, wrong), err = check_toy(tmp_path)
+    assert count == 48
+    assert (hits, misses, wrong) == (48, 0, 0), err[-3000:]
+    assert "RuntimeWarning" not in err, err
+
+
+def test_cache_entry_with_another_signature(tmp_path):
+    """Two entries whose machine code was swapped (as a cache filled by racing processes
+    without the lock can hold): one warning, each compiled again and right, and the cache
+    mended for the next process."""
+    (tmp_path / "toy.py").write_text(TOY)
+    filler = run_toy(FILL_TOY.replace("0.05", "0"), tmp_path, "0", str(tmp_path), "1")
+    _, err = filler.communicate(timeout=600)
+    assert filler.returncode == 0, err[-3000:]
+    first, second = (next((tmp_path / "cache").rglob(f"*.{n}.nbc")) for n in (1, 2))
+    code_of_first = first.read_bytes()
+    first.write_bytes(second.read_bytes())
+    second.write_bytes(code_of_first)
+    (count, hits, misses, wrong), err = check_toy(tmp_path)
+    assert (count, hits, misses, wrong) == (48, 46, 2, 0), err[-3000:]
+    assert err.count("RuntimeWarning: fastpool found a wrong entry") == 1, err
+    assert check_toy(tmp_path) == ([48, 48, 0, 0], "")
