@@ -626,6 +626,15 @@ def _column_max(x, ra, step, n_rows, columns, ca, n, sortable_fill):
 
 
 @kernel(inline="always")
+def _held(b, special_mask, largest, smallest):
+    """largest and smallest updated with the bits b of one float (see _specials_held)."""
+    magnitude = same_type(b & special_mask, b)
+    largest = magnitude if magnitude > largest else largest
+    smallest = b if b < smallest else smallest
+    return largest, smallest
+
+
+@kernel(inline="always")
 def _specials_held(bits, lo, hi, special_mask, special_inf):
     """Whether bits[lo:hi] (floats seen as signed integers) hold a NaN, and whether they
     hold a -0.0: the largest magnitude tells the first, the smallest signed integer the
@@ -635,10 +644,7 @@ def _specials_held(bits, lo, hi, special_mask, special_inf):
     largest = same_type(bits[lo] & special_mask, special_mask)
     smallest = bits[lo]
     for i in range(lo, hi):
-        b = bits[_u(i)]
-        magnitude = same_type(b & special_mask, b)
-        largest = magnitude if magnitude > largest else largest
-        smallest = b if b < smallest else smallest
+        largest, smallest = _held(bits[_u(i)], special_mask, largest, smallest)
     return largest > special_inf, smallest == ~special_mask
 
 
@@ -1275,6 +1281,16 @@ def _windows_exact(x, y, indices, want, dims, taps, inf_bits, fill, plane, oh, o
 
 
 @kernel(inline="always")
+def _zero_count(y, lo, hi, inf_bits):
+    """How many of y[lo:hi] are zeros (either sign). The zero-maxima redos count first:
+    the count vectorises, and zero maxima are rare."""
+    zeros = 0
+    for e in range(lo, hi):
+        zeros += order_key(y[_u(e)], inf_bits) == 0
+    return zeros
+
+
+@kernel(inline="always")
 def _zero_maxima_exact(x, y, indices, want, dims, taps, inf_bits, fill, plane, oh_lo, oh_hi):
     """Redoes with _windows_exact the windows of output rows oh_lo..oh_hi-1 of a plane whose
     maximum is a zero. For rows holding a -0.0 but no NaN: there the fast paths find every
@@ -1286,10 +1302,7 @@ def _zero_maxima_exact(x, y, indices, want, dims, taps, inf_bits, fill, plane, o
         ya = (plane * OH + oh) * OW
         # (a count first, which vectorises: zero maxima are rare, and a loop with the
         # window inside it, over every output, took about as long as the pooling)
-        zeros = 0
-        for e in range(ya, ya + OW):
-            zeros += order_key(y[_u(e)], inf_bits) == 0
-        if zeros == 0:
+        if _zero_count(y, ya, ya + OW, inf_bits) == 0:
             continue
         for ow in range(OW):
             if order_key(y[ya + ow], inf_bits) == 0:
@@ -2120,6 +2133,50 @@ def max_pool_planar_serial(
 VOLUME_SCRATCH = 1 << 15
 
 
+@kernel(inline="always")
+def _depth_maxima(x, bits, maxima, ma, sa, step, n_taps, size, special_mask, largest, smallest,
+                  check):  # fmt: skip
+    """maxima[ma:ma+size] = the maxima over n_taps input slices x[sa:sa+size],
+    x[sa+step:...], ...; with check (a constant), also largest and smallest updated over
+    their bits (_held)."""
+    if n_taps == 2:  # (the common depths written out: one pass)
+        for i in range(size):
+            a = x[_u(sa + i)]
+            b = x[_u(sa + step + i)]
+            if check:
+                largest, smallest = _held(bits[_u(sa + i)], special_mask, largest, smallest)
+                largest, smallest = _held(bits[_u(sa + step + i)], special_mask, largest,
+                                          smallest)  # fmt: skip
+            maxima[_u(ma + i)] = b if to_sortable(b) > to_sortable(a) else a
+        return largest, smallest
+    if n_taps == 3:
+        for i in range(size):
+            a = x[_u(sa + i)]
+            b = x[_u(sa + step + i)]
+            c = x[_u(sa + 2 * step + i)]
+            if check:
+                largest, smallest = _held(bits[_u(sa + i)], special_mask, largest, smallest)
+                largest, smallest = _held(bits[_u(sa + step + i)], special_mask, largest,
+                                          smallest)  # fmt: skip
+                largest, smallest = _held(bits[_u(sa + 2 * step + i)], special_mask, largest,
+                                          smallest)  # fmt: skip
+            a = b if to_sortable(b) > to_sortable(a) else a
+            maxima[_u(ma + i)] = c if to_sortable(c) > to_sortable(a) else a
+        return largest, smallest
+    for t in range(n_taps):
+        ta = sa + t * step
+        for i in range(size):
+            b = x[_u(ta + i)]
+            if check:
+                largest, smallest = _held(bits[_u(ta + i)], special_mask, largest, smallest)
+            if t == 0:
+                maxima[_u(ma + i)] = b
+            else:
+                a = maxima[_u(ma + i)]
+                maxima[_u(ma + i)] = b if to_sortable(b) > to_sortable(a) else a
+    return largest, smallest
+
+
 @kernel()
 def _volume_tasks(
     x, bits, y, shape, geo, taps, order, inf_bits, fill, dims, plane_taps, special_mask,
@@ -2154,24 +2211,10 @@ def _volume_tasks(
         xa = volume * D * plane_size
         for s_lo in range(o_lo, o_hi, batch):
             s_hi = min(s_lo + batch, o_hi)
-            # the input slices these outputs read, checked batch by batch so that they are
-            # still in cache when pooled; with a NaN the whole task is redone exactly (the
-            # outputs written so far are the same either way)
-            d_lo, d_hi = D, 0
-            for o in range(s_lo, s_hi):
-                if taps[0, 0, o] < taps[1, 0, o]:
-                    d_lo = min(d_lo, o * sd - pd + taps[0, 0, o] * dd)
-                    d_hi = max(d_hi, o * sd - pd + (taps[1, 0, o] - 1) * dd + 1)
-            zeros_held = False
-            if special_mask != 0 and d_lo < d_hi:
-                nan, zeros_held = _specials_held(bits, xa + d_lo * plane_size,
-                                                 xa + d_hi * plane_size, special_mask,
-                                                 special_inf)  # fmt: skip
-                if nan:
-                    _max_pool_tasks(x, y, no_indices, False, shape, geo, taps, order,
-                                    inf_bits, fill, act_code, act_constants, row_blocks, task,
-                                    task + 1)  # fmt: skip
-                    break
+            # the NaN and -0.0 check rides on the depth pass, which reads every input slice
+            # these outputs read (one read of the input, not two); with a NaN the whole
+            # task is redone exactly (the outputs written so far are the same either way)
+            largest, smallest = same_type(0, special_mask), special_mask
             for o in range(s_lo, s_hi):
                 ma = (o - s_lo) * plane_size
                 t_lo, t_hi = taps[0, 0, o], taps[1, 0, o]
@@ -2180,29 +2223,24 @@ def _volume_tasks(
                         maxima[_u(ma + i)] = fill
                     continue
                 sa = xa + (o * sd - pd + t_lo * dd) * plane_size
-                step = dd * plane_size
-                if t_hi - t_lo == 2:  # (the common depths written out: one pass)
-                    for i in range(plane_size):
-                        a = x[_u(sa + i)]
-                        b = x[_u(sa + step + i)]
-                        maxima[_u(ma + i)] = b if to_sortable(b) > to_sortable(a) else a
-                    continue
-                if t_hi - t_lo == 3:
-                    for i in range(plane_size):
-                        a = x[_u(sa + i)]
-                        b = x[_u(sa + step + i)]
-                        a = b if to_sortable(b) > to_sortable(a) else a
-                        b = x[_u(sa + 2 * step + i)]
-                        maxima[_u(ma + i)] = b if to_sortable(b) > to_sortable(a) else a
-                    continue
-                for i in range(plane_size):
-                    maxima[_u(ma + i)] = x[_u(sa + i)]
-                for t in range(1, t_hi - t_lo):
-                    ta = sa + t * dd * plane_size
-                    for i in range(plane_size):
-                        a = maxima[_u(ma + i)]
-                        b = x[_u(ta + i)]
-                        maxima[_u(ma + i)] = b if to_sortable(b) > to_sortable(a) else a
+                # (a constant flag per call: integers, with nothing to check, get the
+                # plain loops, which the reductions slowed by up to 14%)
+                if special_mask == 0:
+                    _depth_maxima(x, bits, maxima, ma, sa, dd * plane_size, t_hi - t_lo,
+                                  plane_size, special_mask, largest, smallest, False)  # fmt: skip
+                else:
+                    largest, smallest = _depth_maxima(
+                        x, bits, maxima, ma, sa, dd * plane_size, t_hi - t_lo, plane_size,
+                        special_mask, largest, smallest, True,
+                    )  # fmt: skip
+            zeros_held = False
+            if special_mask != 0:
+                if largest > special_inf:
+                    _max_pool_tasks(x, y, no_indices, False, shape, geo, taps, order,
+                                    inf_bits, fill, act_code, act_constants, row_blocks, task,
+                                    task + 1)  # fmt: skip
+                    break
+                zeros_held = smallest == ~special_mask
             ya = (volume * OD + s_lo) * out_plane
             n = (s_hi - s_lo) * plane_size
             # (with a -0.0 the activation waits for the redo of the zero maxima)
@@ -2235,10 +2273,7 @@ def _volume_zero_maxima(x, y, geo, taps, inf_bits, volume, o_lo, o_hi):
     # (a count first, which vectorises, in stretches of 64 outputs: zero maxima are rare)
     for run_lo in range(ya + o_lo * OH * OW, ya + o_hi * OH * OW, 64):
         run_hi = min(run_lo + 64, ya + o_hi * OH * OW)
-        zeros = 0
-        for e in range(run_lo, run_hi):
-            zeros += order_key(y[_u(e)], inf_bits) == 0
-        if zeros == 0:
+        if _zero_count(y, run_lo, run_hi, inf_bits) == 0:
             continue
         for e in range(run_lo, run_hi):
             if order_key(y[e], inf_bits) != 0:
@@ -2441,10 +2476,7 @@ def _channels_last_zero_maxima(x, y, ya, row_starts, n, geo, taps, inf_bits, C):
     # and a scan over the whole row for each one made rows of thousands of outputs slower)
     for run_lo in range(ya, ya + OW * C, 64):
         run_hi = min(run_lo + 64, ya + OW * C)
-        zeros = 0
-        for e in range(run_lo, run_hi):
-            zeros += order_key(y[_u(e)], inf_bits) == 0
-        if zeros == 0:
+        if _zero_count(y, run_lo, run_hi, inf_bits) == 0:
             continue
         for e in range(run_lo, run_hi):
             if order_key(y[e], inf_bits) != 0:

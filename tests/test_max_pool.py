@@ -530,6 +530,8 @@ VOLUME_CASES = {
     ),
     "ceil": dict(kernel_shape=[2, 3, 3], strides=[3, 2, 2], ceil_mode=1),
     "pads-beyond-kernel": dict(kernel_shape=[2, 2, 2], strides=[2, 2, 2], pads=[3] * 6),
+    # (more than three taps along the first axis: the depth pass's general loop)
+    "k4-deep": dict(kernel_shape=[4, 3, 3], strides=[1, 2, 2], pads=[2, 1, 1, 1, 1, 1]),
 }
 
 
