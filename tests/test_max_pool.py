@@ -523,6 +523,9 @@ def test_long_signals_stride_2(kernel, dtype, entry):
 # the first axis, then the planar kernel on their planes.
 VOLUME_CASES = {
     "k2-s2": dict(kernel_shape=[2, 2, 2], strides=[2, 2, 2]),
+    # (the last windows of odd sizes hang over the end: not the 2x2x2 loop, which needs
+    # every window inside; even sizes take it)
+    "k2-s2-ceil": dict(kernel_shape=[2, 2, 2], strides=[2, 2, 2], ceil_mode=1),
     "k3-s2-p1": dict(kernel_shape=[3, 3, 3], strides=[2, 2, 2], pads=[1] * 6),
     "k3-p1": dict(kernel_shape=[3, 3, 3], pads=[1] * 6),
     "mixed": dict(
@@ -549,6 +552,32 @@ def test_volumes(case, dtype, entry):
         x = rng.standard_normal(shape) * 8
         x = (x + 128 if dtype == np.uint8 else x).clip(-128, 255).astype(dtype)
         check_fast_values(x, attrs, "NCHW", rng)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64], ids=["f32", "f16", "f64"])
+@pytest.mark.parametrize(("shape", "ceil_mode"), [((1, 2, 4, 6, 8), 0), ((1, 2, 5, 7, 9), 1)])
+def test_volume_zeros_in_every_window(shape, ceil_mode, dtype, entry):
+    """2x2x2 windows at stride 2 of negative data, each holding a -0.0 at one of its eight
+    places and a +0.0 at a later one: the first zero in scan order, -0.0, is the maximum.
+    Every pair of places, in every window at once, so no window can miss it: the loop that
+    takes each window's eight inputs straight into the output (all windows inside, even
+    sizes) and the two passes (ceil_mode with odd sizes)."""
+    attrs = dict(kernel_shape=[2, 2, 2], strides=[2, 2, 2], ceil_mode=ceil_mode)
+    places = [(d, h, w) for d in range(2) for h in range(2) for w in range(2)]
+    rng = np.random.default_rng(7)
+    base = -1 - rng.random(shape) * 8
+    for first in range(8):
+        for later in range(first + 1, 8):
+            x = base.copy()
+            for place, zero in ((places[first], -0.0), (places[later], 0.0)):
+                d, h, w = place
+                x[:, :, d::2, h::2, w::2] = zero
+            x = x.astype(dtype)
+            expected = ref_max_pool_values(x, **attrs)
+            got = fastpool.max_pool(x, **attrs)
+            assert_identical(got, expected)
+            # (the windows that hold both zeros: -0.0)
+            assert np.signbit(got[:, :, :2, :3, :4]).all(), (first, later)
 
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES, ids=DTYPE_IDS)
