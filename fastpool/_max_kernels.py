@@ -2178,46 +2178,40 @@ def _depth_maxima(x, bits, maxima, ma, sa, step, n_taps, size, special_mask, lar
 
 
 @kernel(inline="always")
+def _square_max(x, bits, i, W, special_mask, largest, smallest, check):
+    """The maximum of x[i], x[i+1], x[i+W], x[i+W+1], ties to the first; with check,
+    largest and smallest updated as in _depth_maxima."""
+    a = x[_u(i)]
+    b = x[_u(i + 1)]
+    c = x[_u(i + W)]
+    e = x[_u(i + W + 1)]
+    if check:
+        largest, smallest = _held(bits[_u(i)], special_mask, largest, smallest)
+        largest, smallest = _held(bits[_u(i + 1)], special_mask, largest, smallest)
+        largest, smallest = _held(bits[_u(i + W)], special_mask, largest, smallest)
+        largest, smallest = _held(bits[_u(i + W + 1)], special_mask, largest, smallest)
+    a = b if to_sortable(b) > to_sortable(a) else a
+    c = e if to_sortable(e) > to_sortable(c) else c
+    return (c if to_sortable(c) > to_sortable(a) else a), largest, smallest
+
+
+@kernel(inline="always")
 def _cubes_2x2x2(x, bits, y, xa, ya, H, W, OH, OW, o_lo, o_hi, special_mask, largest, smallest,
                  check):  # fmt: skip
     """y[output slices o_lo..o_hi-1 of the volume at ya] = the maxima of the 2x2x2 cubes at
     stride 2 of the volume at xa, every cube inside it; with check, largest and smallest
     updated as in _depth_maxima."""
-    plane = H * W
     for o in range(o_lo, o_hi):
         for oh in range(OH):
             sa = xa + (2 * o * H + 2 * oh) * W
             yo = ya + (o * OH + oh) * OW
             # (the stride 2 a constant: LLVM loads whole vectors and deinterleaves them)
             for ow in range(OW):
-                i = sa + 2 * ow
-                a = x[_u(i)]
-                b = x[_u(i + 1)]
-                c = x[_u(i + W)]
-                e = x[_u(i + W + 1)]
-                if check:
-                    largest, smallest = _held(bits[_u(i)], special_mask, largest, smallest)
-                    largest, smallest = _held(bits[_u(i + 1)], special_mask, largest, smallest)
-                    largest, smallest = _held(bits[_u(i + W)], special_mask, largest, smallest)
-                    largest, smallest = _held(bits[_u(i + W + 1)], special_mask, largest,
-                                              smallest)  # fmt: skip
-                a = b if to_sortable(b) > to_sortable(a) else a
-                c = e if to_sortable(e) > to_sortable(c) else c
-                a = c if to_sortable(c) > to_sortable(a) else a
-                i += plane
-                b = x[_u(i)]
-                c = x[_u(i + 1)]
-                e = x[_u(i + W)]
-                f = x[_u(i + W + 1)]
-                if check:
-                    largest, smallest = _held(bits[_u(i)], special_mask, largest, smallest)
-                    largest, smallest = _held(bits[_u(i + 1)], special_mask, largest, smallest)
-                    largest, smallest = _held(bits[_u(i + W)], special_mask, largest, smallest)
-                    largest, smallest = _held(bits[_u(i + W + 1)], special_mask, largest,
-                                              smallest)  # fmt: skip
-                b = c if to_sortable(c) > to_sortable(b) else b
-                e = f if to_sortable(f) > to_sortable(e) else e
-                b = e if to_sortable(e) > to_sortable(b) else b
+                a, largest, smallest = _square_max(x, bits, sa + 2 * ow, W, special_mask,
+                                                   largest, smallest, check)  # fmt: skip
+                b, largest, smallest = _square_max(x, bits, sa + H * W + 2 * ow, W,
+                                                   special_mask, largest, smallest,
+                                                   check)  # fmt: skip
                 y[_u(yo + ow)] = b if to_sortable(b) > to_sortable(a) else a
     return largest, smallest
 
