@@ -1,8 +1,10 @@
 """pytest-benchmark: fastpool and its peers on the workload, one test per case and peer.
 
-    python -m pytest benchmarks --benchmark-only --benchmark-group-by=param:case
+    python -m pytest benchmarks -n 0 --benchmark-only --benchmark-group-by=param:case
 
-groups each case's peers together, so the ratios can be read off one table. CI runs these
+groups each case's peers together, so the ratios can be read off one table (``-n 0``: in one
+process, as pytest-benchmark times nothing under pytest-xdist, which the project's pytest
+options turn on for the test suite). CI runs these
 with --benchmark-disable (each once, as plain tests) so that they cannot rot. Nothing here
 asserts a time; the tests check that every peer computes fastpool's answer.
 """

@@ -37,6 +37,20 @@ def make_input(shape, dtype, seed=0, specials=True, negative_zero=True):
     return data.astype(np.float32).astype(dtype)
 
 
+def this_fastpool_env() -> dict:
+    """os.environ for a child Python that must import the copy of fastpool the tests
+    import, whose kernel cache the warmup filled: a script run from another folder would
+    import the installed copy instead, and compile its kernels again (minutes each)."""
+    import os
+    import pathlib
+
+    import fastpool
+
+    here = str(pathlib.Path(fastpool.__file__).resolve().parents[1])
+    return dict(os.environ, PYTHONPATH=os.pathsep.join(
+        filter(None, [here, os.environ.get("PYTHONPATH")])))  # fmt: skip
+
+
 def bits(a: np.ndarray) -> np.ndarray:
     """The raw bits of an array, for exact comparison (NaN payloads and -0.0 included)."""
     a = np.ascontiguousarray(a)

@@ -10,6 +10,7 @@ import sys
 
 import numpy as np
 import pytest
+from conftest import this_fastpool_env
 
 from fastpool import _bench
 
@@ -138,8 +139,8 @@ def test_time_blocks_times_the_steady_call_not_the_wake_up():
 def _script(name: str, *args: str) -> subprocess.CompletedProcess:
     """scripts/<name> run with args, its output captured."""
     script = pathlib.Path(__file__).parents[1] / "scripts" / name
-    return subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True,
-                          timeout=600)  # fmt: skip
+    return subprocess.run([sys.executable, str(script), *args], env=this_fastpool_env(),
+                          capture_output=True, text=True, timeout=600)  # fmt: skip
 
 
 def _run_script(name: str, *args: str) -> list[str]:

@@ -25,25 +25,24 @@ import numpy as np
 import fastpool
 """
 
+# The workloads use the global operators' kernels: they come from the same decorator and
+# are launched by the same function as MaxPool's, and compile in seconds, where MaxPool's
+# take minutes each (these tests took 35 min of one core on the 2-core AMD EPYC machine of
+# 2026-12-01 with a MaxPool kernel of each kind in the workload).
 WORK = """
-def work(fastpool):
+def work(fastpool):  # both kernel files, both layouts
     rng = np.random.default_rng(0)
     parts = []
-    for shape, layout in (((2, 3, 9, 8), "NCHW"), ((2, 5, 6, 7, 3), "NCHW"),
-                          ((2, 9, 8, 3), "NHWC")):
+    for shape, layout in (((2, 3, 9, 8), "NCHW"), ((2, 9, 8, 3), "NHWC")):
         x = rng.standard_normal(shape).astype(np.float32)
-        k = [3] * (len(shape) - 2)
-        y, i = fastpool.max_pool(x, k, pads=[1] * 2 * len(k), layout=layout,
-                                 return_indices=True, activation="Relu")
-        parts += [y, i, fastpool.global_max_pool(x, layout=layout),
+        parts += [fastpool.global_max_pool(x, layout=layout),
                   fastpool.global_lp_pool(x, layout=layout)]
     return hashlib.sha256(b"".join(p.tobytes() for p in parts)).hexdigest()
 
 
-def work_planar(fastpool):  # one kernel (compiling all five takes a minute)
+def work_one(fastpool):  # one kernel
     x = np.random.default_rng(0).standard_normal((2, 3, 9, 8)).astype(np.float32)
-    y, i = fastpool.max_pool(x, [3, 3], pads=[1, 1, 1, 1], return_indices=True)
-    return hashlib.sha256(y.tobytes() + i.tobytes()).hexdigest()
+    return hashlib.sha256(fastpool.global_max_pool(x).tobytes()).hexdigest()
 """
 
 
@@ -96,12 +95,12 @@ def damage(cache_dir: pathlib.Path, how: str) -> int:
 
 
 def test_corrupted_cache_files(tmp_path):
-    """Each kind of damage to the planar kernel's files; after the first, every kernel
-    compiles in memory, and the whole workload still computes the same results."""
+    """Each kind of damage to one kernel's files; after the first, every kernel compiles
+    in memory, and the whole workload still computes the same results."""
     cache_dir = tmp_path / "cache"
-    check(run_child("plain", cache_dir, "work_planar"), most_warnings=0)  # fills the cache
-    for how, work in (("garbage", "work"), ("truncated", "work_planar"),
-                      ("index", "work_planar")):  # fmt: skip
+    check(run_child("plain", cache_dir, "work_one"), most_warnings=0)  # fills the cache
+    for how, work in (("garbage", "work"), ("truncated", "work_one"),
+                      ("index", "work_one")):  # fmt: skip
         assert damage(cache_dir, how) > 0
         done = run_child("plain", cache_dir, work)
         check(done)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import pathlib
 import subprocess
 import sys
@@ -10,7 +9,7 @@ import sys
 import ml_dtypes
 import numpy as np
 import pytest
-from conftest import assert_identical, make_input
+from conftest import assert_identical, make_input, this_fastpool_env
 from onnx import TensorProto, helper
 from onnx.reference import ReferenceEvaluator
 from reference import ref_global_lp_pool, ref_global_max_pool, ref_max_pool
@@ -205,7 +204,7 @@ def test_cnn_models_agree_with_the_reference_evaluator():
     fastpool's pooling operators as with the reference's own."""
     script = pathlib.Path(__file__).parents[1] / "scripts" / "onnx_models.py"
     done = subprocess.run([sys.executable, str(script), "--json"], capture_output=True,
-                          text=True, timeout=1800, env=dict(os.environ))  # fmt: skip
+                          text=True, timeout=1800, env=this_fastpool_env())  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr[-3000:]
     rows = [line for line in done.stdout.splitlines() if line.startswith("{")]
     assert len(rows) == 9, done.stdout
