@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import pathlib
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -41,9 +44,6 @@ def this_fastpool_env() -> dict:
     """os.environ for a child Python that must import the copy of fastpool the tests
     import, whose kernel cache the warmup filled: a script run from another folder would
     import the installed copy instead, and compile its kernels again (minutes each)."""
-    import os
-    import pathlib
-
     import fastpool
 
     here = str(pathlib.Path(fastpool.__file__).resolve().parents[1])

@@ -27,8 +27,9 @@ import fastpool
 
 # The workloads use the global operators' kernels: they come from the same decorator and
 # are launched by the same function as MaxPool's, and compile in seconds, where MaxPool's
-# take minutes each (these tests took 35 min of one core on the 2-core AMD EPYC machine of
-# 2026-12-01 with a MaxPool kernel of each kind in the workload).
+# take minutes each (on the 2-core AMD EPYC machine of 2026-12-01, with MaxPool's kernels
+# in the workload, one of these tests took 241 s and the next was still running 13 minutes
+# later).
 WORK = """
 def work(fastpool):  # both kernel files, both layouts
     rng = np.random.default_rng(0)
