@@ -13,6 +13,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from fastpool._config import compiles_for_avx512
+
 AUTO_PADS = ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")
 LAYOUTS = ("NCHW", "NHWC")
 
@@ -33,12 +35,19 @@ ROW_MAJOR, COLUMN_MAJOR = 8, 9
 # the last, whether blocks of rows are pooled flat (stride 1, outputs of the input's size),
 # when planes may be pooled several at a time, the values one plane takes (else 0), and
 # whether the row pass of other planes reads rows of ``pitch`` column maxima (1; 2: with
-# Indices only).
+# Indices only). Last, whether 3x3 windows at stride 2 with Indices on long rows are pooled
+# window by window (_max_kernels._window_triples; WINDOW_TRIPLES below).
 (P_H, P_W, P_OH, P_OW, P_KH, P_KW, P_SH, P_SW, P_DH, P_DW, P_PH, P_PW, P_COLUMN_MAJOR,
  P_ROW_LENGTH, P_LO_W, P_HI_W, P_PITCH, P_HELD, P_FOLD, P_FLAT_ROWS,
- P_GROUP_VALUES, P_PITCH_ROWS) = range(22)  # fmt: skip
+ P_GROUP_VALUES, P_PITCH_ROWS, P_WINDOW_TRIPLES) = range(23)  # fmt: skip
 # Values of column maxima the planar kernel's flat stretches keep at a time (in L1).
 COLUMN_BLOCK = 4096
+# 3x3 windows at stride 2 with Indices on rows of 48 or more take the window-by-window path
+# where the vectors are AVX-512's, and the rows of pitch column maxima elsewhere: on the
+# AVX2 AMD EPYC (Zen) machine, 2026-12-01, these took 0.82 of the window path's time over
+# its six CNN layers of 109x109 to 112x112 planes (float32, batch 1 and 8; 0.65-0.97 by
+# layer), while on AVX-512 machines the window path was the faster at batch 8.
+WINDOW_TRIPLES = compiles_for_avx512()
 
 
 class Geometry(NamedTuple):
@@ -312,7 +321,8 @@ def _planar_tables(geo: np.ndarray, taps: np.ndarray) -> tuple:
     group_values = plane_values if fits and ((flat_rows and oh == h) or w <= 32) else 0
     dims = [h, w, oh, ow, kh, kw, sh, sw, dh, dw, ph, pw, 0, row_length, lo_w, hi_w,
             pitch, min(w, pitch), int(fold), int(flat_rows), group_values,
-            int(pitch_rows and not flat_rows) * (1 if w <= 64 else 2)]  # fmt: skip
+            int(pitch_rows and not flat_rows) * (1 if w <= 64 else 2),
+            int(WINDOW_TRIPLES)]  # fmt: skip
     row_major = np.array(dims, dtype=np.int64)
     dims[P_COLUMN_MAJOR] = 1
     return row_major, np.array(dims, dtype=np.int64), np.ascontiguousarray(taps)

@@ -75,6 +75,7 @@ from fastpool._attrs import (
     P_SH,
     P_SW,
     P_W,
+    P_WINDOW_TRIPLES,
     PADS_BEGIN,
     ROW_MAJOR,
     STRIDES,
@@ -1425,12 +1426,21 @@ def _window_triples(dims):
     column maxima took two loops without gathers (2026-11-27), Indices on rows of 54 to 56
     windows through them took 0.92-0.97 of this path's time on one input called again and
     again (float32, batch 1), but 0.90-1.05 with eight inputs in turn and 1.07-1.19x at
-    batch 8 (0.85 on ShuffleNet's 8x24x112x112): this path stays.
+    batch 8 (0.85 on ShuffleNet's 8x24x112x112): this path stays there. On the AVX2 AMD
+    EPYC (Zen) machine (2026-12-01) the rows of pitch column maxima took 0.82 of this path's
+    time on the same layers (0.65-0.97, batch 1 and 8), so this path is taken only where
+    dims[P_WINDOW_TRIPLES] says so (the target has AVX-512, see _attrs.WINDOW_TRIPLES), and
+    on rows too long for the pitch rows (P_PITCH_ROWS 0).
     Rows of under 2**29 columns only: a window's row-major offset from its row's start,
     at most 3 * W, is kept in int32 there. (The dispatcher already sends these windows on
     rows of over 64Ki columns to the general kernel, whose scratch is smaller; the bound
     keeps this kernel right on its own.)"""
-    return _three_by_three_stride_2(dims) and dims[P_OW] >= 48 and dims[P_W] < (1 << 29)
+    return (
+        _three_by_three_stride_2(dims)
+        and dims[P_OW] >= 48
+        and dims[P_W] < (1 << 29)
+        and (dims[P_WINDOW_TRIPLES] != 0 or dims[P_PITCH_ROWS] == 0)
+    )
 
 
 @kernel(inline="always")
@@ -2666,6 +2676,14 @@ def _global_max_planes(x, bits, y, y_bits, special_mask, special_inf, inf_bits, 
     zero = same_type(0, special_mask)
     # -inf's bits, read as unsigned: only the negative NaNs lie above them
     negative_inf = as_unsigned(same_type(special_inf | ~special_mask, special_mask))
+    # the last block's lanes inside the plane, all bits set: a plain load and two bit
+    # operations a lane. (With `i < size - whole` tested in the loop, LLVM made masked
+    # loads and rebuilt their masks for every plane; on the AVX2 AMD EPYC (Zen) machine,
+    # 2026-12-01, this took 0.33-0.55 of that loop's time on planes of 5x5 to 13x13 and
+    # 0.89 on 28x28, float32)
+    keep_mask = np.zeros(KEY_BLOCK, dtype=bits.dtype)
+    for i in range(size - whole):
+        keep_mask[i] = -1
     for plane in range(first, last):
         if size == 0:
             y[plane] = fill
@@ -2688,9 +2706,9 @@ def _global_max_planes(x, bits, y, y_bits, special_mask, special_inf, inf_bits, 
                 largest_unsigned = max(as_unsigned(b), largest_unsigned)
         if masked:
             for i in range(KEY_BLOCK):
-                inside = i < size - whole
                 # past the plane's end, its first element stands in: changes nothing
-                b = bits[_u(at + whole + i)] if inside else first_bits
+                keep = keep_mask[i]
+                b = same_type((bits[_u(at + whole + i)] & keep) | (first_bits & ~keep), keep)
                 largest_bits = max(b, largest_bits)
                 largest_unsigned = max(as_unsigned(b), largest_unsigned)
         found = largest_bits

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import zlib
+from pathlib import Path
 
+import numba
 import numpy as np
 import pytest
 from conftest import ALL_DTYPES, DTYPE_IDS, FLOAT_DTYPES, assert_identical, make_input
@@ -295,7 +297,8 @@ def check_with_ties_and_relu(attrs, dtype, shapes):
 
 # Planar geometries for test_negative_zero_without_nan, by test id: on its shapes they take
 # every fast path of the planar kernel (groups of small planes, rows of pitch column maxima,
-# rows of 33 to 64 row by row, stride 1 flat, _pair_windows, _triple_windows, rows first).
+# rows of 33 to 64 row by row, stride 1 flat, _pair_windows, _triple_windows where the
+# processor has AVX-512 (test_window_triples takes it on any), rows first).
 NEGATIVE_ZERO_CASES = {
     "k3-s2-p1": dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
     "k3-s2-ceil": dict(kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1),
@@ -415,10 +418,12 @@ def test_window_pairs_take_their_path():
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES, ids=DTYPE_IDS)
 @pytest.mark.parametrize("attrs", list(TRIPLE_WINDOWS.values()), ids=list(TRIPLE_WINDOWS))
-def test_window_triples(attrs, dtype, entry):
+def test_window_triples(attrs, dtype, entry, triples_path):
     """3x3 windows at stride 2 with Indices on rows of at least 48 windows (the column
-    maximum's tap row and the first of the window's columns equal to the maximum), and on
-    rows of 24 to 32 (the flat stretches), both storage orders: data with many ties (the
+    maximum's tap row and the first of the window's columns equal to the maximum, or, where
+    the processor has no AVX-512, the rows of pitch column maxima: both paths on every
+    machine), and on rows of 24 to 32 (the flat stretches), both storage orders: data with
+    many ties (the
     first in row-major order wins), with and without NaN, +-inf and -0.0, windows with one
     column or row inside (pads 2), planes split between tasks, odd and even sizes, rows of
     48 to 57 windows, whose length is or is not a multiple of 8 (one run or two
@@ -427,6 +432,41 @@ def test_window_triples(attrs, dtype, entry):
     attrs = dict(kernel_shape=[3, 3], strides=[2, 2], **attrs)
     shapes = [(2, 3, 20, 97), (1, 2, 31, 100), (1, 1, 70, 112), (2, 3, 50, 49), (1, 1, 51, 64)]
     check_with_ties_and_relu(attrs, dtype, shapes)
+
+
+def _takes_window_triples(shape, attrs) -> bool:
+    """Whether the planar kernel pools 3x3/2 windows with Indices one at a time."""
+    from fastpool._api import _geometry
+    from fastpool._max_kernels import _window_triples
+
+    lists = (attrs.get(name) for name in ("dilations", "pads", "strides"))
+    geometry = _geometry(shape, "NCHW", [3, 3], "NOTSET", attrs.get("ceil_mode", 0), *lists)
+    return bool(_window_triples.py_func(geometry.planar[0]))
+
+
+def test_window_triples_take_their_path(triples_path):
+    """3x3/2 windows with Indices go one at a time (_triple_windows) on rows of 48 windows
+    or more where _attrs.WINDOW_TRIPLES (AVX-512) says so, else through the rows of pitch
+    column maxima, except rows too long for those (over 1,024 windows), which always go one
+    at a time; rows of under 48 windows never do. WINDOW_TRIPLES follows the features numba
+    compiles for."""
+    from fastpool._attrs import WINDOW_TRIPLES
+    from fastpool._config import compiles_for_avx512
+
+    strides = dict(strides=[2, 2])
+    windows = triples_path == "window-triples"
+    assert WINDOW_TRIPLES is windows
+    for attrs in (strides, {**strides, "pads": [1, 1, 1, 1]}, {**strides, "ceil_mode": 1}):
+        assert _takes_window_triples((1, 64, 112, 112), attrs) is windows, attrs
+        assert _takes_window_triples((1, 1, 3, 97), attrs) is windows, attrs  # 48 windows
+        assert _takes_window_triples((1, 1, 3, 94), attrs) is False, attrs  # 46 or 47
+        assert _takes_window_triples((1, 192, 56, 56), attrs) is False, attrs
+        assert _takes_window_triples((1, 1, 3, 5000), attrs) is True, attrs
+    # (the processor's own word for it, where numba is told no other features)
+    cpuinfo = Path("/proc/cpuinfo")
+    if numba.core.config.CPU_FEATURES is None and cpuinfo.exists():
+        flags = next(line for line in cpuinfo.read_text().splitlines() if line.startswith("flags"))
+        assert compiles_for_avx512() is ("avx512f" in flags.split())
 
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES, ids=DTYPE_IDS)
