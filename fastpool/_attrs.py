@@ -46,7 +46,8 @@ COLUMN_BLOCK = 4096
 # where the vectors are AVX-512's, and the rows of pitch column maxima elsewhere: on the
 # AVX2 AMD EPYC (Zen) machine, 2026-12-01, these took 0.82 of the window path's time over
 # its six CNN layers of 109x109 to 112x112 planes (float32, batch 1 and 8; 0.65-0.97 by
-# layer), while on AVX-512 machines the window path was the faster at batch 8.
+# layer), while on AVX-512 machines the window path was the faster at batch 8. Row-major
+# Indices only: column-major ones take the window path everywhere (see _planar_tables).
 WINDOW_TRIPLES = compiles_for_avx512()
 
 
@@ -325,4 +326,7 @@ def _planar_tables(geo: np.ndarray, taps: np.ndarray) -> tuple:
             int(WINDOW_TRIPLES)]  # fmt: skip
     row_major = np.array(dims, dtype=np.int64)
     dims[P_COLUMN_MAJOR] = 1
+    # (column-major Indices through the pitch rows took 1.02 of the window path's time on
+    # the Zen machine, same layers: both orders took the window path there before)
+    dims[P_WINDOW_TRIPLES] = 1
     return row_major, np.array(dims, dtype=np.int64), np.ascontiguousarray(taps)

@@ -441,7 +441,8 @@ def _takes_window_triples(shape, attrs) -> bool:
 
     lists = (attrs.get(name) for name in ("dilations", "pads", "strides"))
     geometry = _geometry(shape, "NCHW", [3, 3], "NOTSET", attrs.get("ceil_mode", 0), *lists)
-    return bool(_window_triples.py_func(geometry.planar[0]))
+    return bool(_window_triples.py_func(geometry.planar[0]))  # (row-major; column-major:
+    # always, see test_window_triples_take_their_path)
 
 
 def test_window_triples_take_their_path(triples_path):
@@ -450,8 +451,10 @@ def test_window_triples_take_their_path(triples_path):
     column maxima, except rows too long for those (over 1,024 windows), which always go one
     at a time; rows of under 48 windows never do. WINDOW_TRIPLES follows the features numba
     compiles for."""
+    from fastpool._api import _geometry
     from fastpool._attrs import WINDOW_TRIPLES
     from fastpool._config import compiles_for_avx512
+    from fastpool._max_kernels import _window_triples
 
     strides = dict(strides=[2, 2])
     windows = triples_path == "window-triples"
@@ -462,6 +465,10 @@ def test_window_triples_take_their_path(triples_path):
         assert _takes_window_triples((1, 1, 3, 94), attrs) is False, attrs  # 46 or 47
         assert _takes_window_triples((1, 192, 56, 56), attrs) is False, attrs
         assert _takes_window_triples((1, 1, 3, 5000), attrs) is True, attrs
+        # column-major Indices take the window path on every machine
+        geometry = _geometry((1, 64, 112, 112), "NCHW", [3, 3], "NOTSET", attrs.get("ceil_mode", 0),
+                             None, attrs.get("pads"), attrs["strides"])  # fmt: skip
+        assert bool(_window_triples.py_func(geometry.planar[1])) is True, attrs
     # (the processor's own word for it, where numba is told no other features)
     cpuinfo = Path("/proc/cpuinfo")
     if numba.core.config.CPU_FEATURES is None and cpuinfo.exists():
