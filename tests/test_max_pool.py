@@ -370,15 +370,21 @@ def test_window_pairs(attrs, dtype, entry):
     check_with_ties_and_relu(attrs, dtype, shapes)
 
 
+def _planar_dims(shape, kernel_shape, attrs, storage_order=0):
+    """The planar kernel's dims for these NCHW attributes, in this storage order."""
+    from fastpool._api import _geometry
+
+    lists = (attrs.get(name) for name in ("dilations", "pads", "strides"))
+    geometry = _geometry(shape, "NCHW", kernel_shape, "NOTSET", attrs.get("ceil_mode", 0), *lists)
+    return geometry.planar[storage_order]
+
+
 def _takes_window_pairs(shape, attrs, dtype) -> bool:
     """Whether the planar kernel pools 2x2/2 windows with Indices one at a time."""
-    from fastpool._api import _geometry
     from fastpool._attrs import P_PITCH_ROWS
     from fastpool._max_kernels import _window_pairs
 
-    lists = (attrs.get(name) for name in ("dilations", "pads", "strides"))
-    geometry = _geometry(shape, "NCHW", [2, 2], "NOTSET", attrs.get("ceil_mode", 0), *lists)
-    dims = geometry.planar[0]
+    dims = _planar_dims(shape, [2, 2], attrs)
     assert dims[P_PITCH_ROWS] != 0 or shape[3] > 2048  # (else no flat stretches to take)
     return bool(_window_pairs.py_func(dims, np.dtype(dtype).itemsize >= 4))
 
@@ -423,10 +429,9 @@ def test_window_triples(attrs, dtype, entry, triples_path):
     maximum's tap row and the first of the window's columns equal to the maximum, or, where
     the processor has no AVX-512, the rows of pitch column maxima: both paths on every
     machine), and on rows of 24 to 32 (the flat stretches), both storage orders: data with
-    many ties (the
-    first in row-major order wins), with and without NaN, +-inf and -0.0, windows with one
-    column or row inside (pads 2), planes split between tasks, odd and even sizes, rows of
-    48 to 57 windows, whose length is or is not a multiple of 8 (one run or two
+    many ties (the first in row-major order wins), with and without NaN, +-inf and -0.0,
+    windows with one column or row inside (pads 2), planes split between tasks, odd and
+    even sizes, rows of 48 to 57 windows, whose length is or is not a multiple of 8 (one run or two
     overlapping ones, see _vector_runs), and a fused activation, against the
     reference."""
     attrs = dict(kernel_shape=[3, 3], strides=[2, 2], **attrs)
@@ -434,15 +439,11 @@ def test_window_triples(attrs, dtype, entry, triples_path):
     check_with_ties_and_relu(attrs, dtype, shapes)
 
 
-def _takes_window_triples(shape, attrs) -> bool:
+def _takes_window_triples(shape, attrs, storage_order=0) -> bool:
     """Whether the planar kernel pools 3x3/2 windows with Indices one at a time."""
-    from fastpool._api import _geometry
     from fastpool._max_kernels import _window_triples
 
-    lists = (attrs.get(name) for name in ("dilations", "pads", "strides"))
-    geometry = _geometry(shape, "NCHW", [3, 3], "NOTSET", attrs.get("ceil_mode", 0), *lists)
-    return bool(_window_triples.py_func(geometry.planar[0]))  # (row-major; column-major:
-    # always, see test_window_triples_take_their_path)
+    return bool(_window_triples.py_func(_planar_dims(shape, [3, 3], attrs, storage_order)))
 
 
 def test_window_triples_take_their_path(triples_path):
@@ -451,10 +452,8 @@ def test_window_triples_take_their_path(triples_path):
     column maxima, except rows too long for those (over 1,024 windows), which always go one
     at a time; rows of under 48 windows never do. WINDOW_TRIPLES follows the features numba
     compiles for."""
-    from fastpool._api import _geometry
     from fastpool._attrs import WINDOW_TRIPLES
     from fastpool._config import compiles_for_avx512
-    from fastpool._max_kernels import _window_triples
 
     strides = dict(strides=[2, 2])
     windows = triples_path == "window-triples"
@@ -466,9 +465,7 @@ def test_window_triples_take_their_path(triples_path):
         assert _takes_window_triples((1, 192, 56, 56), attrs) is False, attrs
         assert _takes_window_triples((1, 1, 3, 5000), attrs) is True, attrs
         # column-major Indices take the window path on every machine
-        geometry = _geometry((1, 64, 112, 112), "NCHW", [3, 3], "NOTSET", attrs.get("ceil_mode", 0),
-                             None, attrs.get("pads"), attrs["strides"])  # fmt: skip
-        assert bool(_window_triples.py_func(geometry.planar[1])) is True, attrs
+        assert _takes_window_triples((1, 64, 112, 112), attrs, storage_order=1) is True, attrs
     # (the processor's own word for it, where numba is told no other features)
     cpuinfo = Path("/proc/cpuinfo")
     if numba.core.config.CPU_FEATURES is None and cpuinfo.exists():
