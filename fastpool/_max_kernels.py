@@ -719,6 +719,7 @@ def _pitch_columns(
     kh, sh, dh, ph = dims[P_KH], dims[P_SH], dims[P_DH], dims[P_PH]
     pitch, held, fold = dims[P_PITCH], dims[P_HELD], dims[P_FOLD] != 0
     step = dh * W
+    one = np.int32(1)
     # 1. 2 or 3 rows a window: the rows whose taps are all inside the plane, with no decision
     # per row (on rows this short, the decisions and the loop set-up were most of the time).
     # Whole vectors of ``lanes``, as below.
@@ -762,12 +763,14 @@ def _pitch_columns(
             if want and kh == 3:
                 # (the loops written out, with positions: through the inlined
                 # _column_argmax, the same loop ran 6-11x slower on an Intel Xeon with
-                # AVX-512, on 12x12 to 14x14 planes)
+                # AVX-512, on 12x12 to 14x14 planes. The positions count up in int32 beside
+                # i: from the int64 i, LLVM made them in 64-bit lanes and packed them, and
+                # 3x3/2 layers with Indices took 1.04x the time, 2x2/2 1.05x, on the AVX2
+                # AMD EPYC (Zen) machine)
                 for _ in range(u, u_hi):
                     at = ra - p_first * H * W
                     at0, at1, at2 = np.int32(at), np.int32(at + W), np.int32(at + 2 * W)
                     for i in range(lanes):
-                        i32 = np.int32(i)
                         a = to_sortable(x[_u(ra + i)])
                         b = to_sortable(x[_u(ra + W + i)])
                         c = to_sortable(x[_u(ra + 2 * W + i)])
@@ -775,7 +778,8 @@ def _pitch_columns(
                         m = b if t1 else a
                         t2 = c > m
                         columns[_u(ca + i)] = c if t2 else m
-                        positions[_u(ca + i)] = i32 + (at2 if t2 else (at1 if t1 else at0))
+                        positions[_u(ca + i)] = at2 if t2 else (at1 if t1 else at0)
+                        at0, at1, at2 = at0 + one, at1 + one, at2 + one
                     if fold:
                         _fold_argmax(columns, positions, ca + pitch - 1)
                     ra += sh * W
@@ -785,12 +789,12 @@ def _pitch_columns(
                     at = ra - p_first * H * W
                     at0, at1 = np.int32(at), np.int32(at + W)
                     for i in range(lanes):
-                        i32 = np.int32(i)
                         a = to_sortable(x[_u(ra + i)])
                         b = to_sortable(x[_u(ra + W + i)])
                         t1 = b > a
                         columns[_u(ca + i)] = b if t1 else a
-                        positions[_u(ca + i)] = i32 + (at1 if t1 else at0)
+                        positions[_u(ca + i)] = at1 if t1 else at0
+                        at0, at1 = at0 + one, at1 + one
                     if fold:
                         _fold_argmax(columns, positions, ca + pitch - 1)
                     ra += sh * W
@@ -975,7 +979,7 @@ def _flat_rows_argmax(
 ):  # fmt: skip
     """_flat_rows with Indices: over the taps of e inside its row, the largest column
     maximum, and of equal ones the first in row-major order (the smallest position);
-    indices[y_at + e] = base + that position (-1: none). ``evens`` (n + 1 values) and
+    indices[y_at + e] = base + that position (-1: none). ``evens`` (2 * n + 2 values) and
     ``even_at`` (int32, 2 * n + 2): scratch at stride 2. ``free``: as in _flat_rows, the
     first taps, known to be inside every row. A column with no row holds sortable_fill
     and position -1."""
@@ -988,6 +992,10 @@ def _flat_rows_argmax(
         lo0, lo1, lo2 = np.int32(pw), np.int32(pw - 1), np.int32(pw - 2)
         hi0, hi1, hi2 = np.int32(held + pw), np.int32(held + pw - 1), np.int32(held + pw - 2)
         best_at = even_at[n + 1 :]
+        # (the first loop's maxima go to ``best``, not to y: a y read back and written
+        # through a select became a masked store, slow on AMD processors; 3x3/2 layers
+        # with Indices took 1.07x the time that way on the AVX2 AMD EPYC (Zen) machine)
+        best = evens[n + 1 :]
         # Positions compared as unsigned: -1 (no row; and the masked taps') is then the
         # largest, so "larger, or equal at a smaller position" needs no test for it, and
         # no tap with a row loses to one without (with the full rows in _pitch_columns and
@@ -1022,7 +1030,7 @@ def _flat_rows_argmax(
                 b, b_at = columns[_u(start + 2 * e + 1)], positions[_u(start + 2 * e + 1)]
                 ua, ub = np.uint32(a_at), np.uint32(b_at)
                 take = (b > a) | ((b == a) & (ub < ua))
-                y[_u(y_at + e)] = b if take else a
+                best[_u(e)] = b if take else a
                 best_at[_u(e)] = np.int32(ub if take else ua)
         for e in range(n if free < 2 else 0):
             c = column_of[_u(e)]
@@ -1035,14 +1043,14 @@ def _flat_rows_argmax(
             ub = np.uint32(b_at)
             inside = (c >= lo1) & (c < hi1)
             take = inside & ((b > a) | ((b == a) & (ub < ua)))
-            y[_u(y_at + e)] = b if take else a
+            best[_u(e)] = b if take else a
             best_at[_u(e)] = np.int32(ub if take else ua)
         if kw == 3:  # (read as 2 * e + 2 in the loop above, it made LLVM gather)
             evens[_u(n)] = columns[_u(start + 2 * n)]
             even_at[_u(n)] = positions[_u(start + 2 * n)]
             for e in range(n):
                 c = column_of[_u(e)]
-                a, a_at = y[_u(y_at + e)], best_at[_u(e)]
+                a, a_at = best[_u(e)], best_at[_u(e)]
                 b, b_at = evens[_u(e + 1)], even_at[_u(e + 1)]
                 ua, ub = np.uint32(a_at), np.uint32(b_at)
                 inside = (c >= lo2) & (c < hi2)
@@ -1053,7 +1061,7 @@ def _flat_rows_argmax(
                 indices[_u(y_at + e)] = base + won if won >= 0 else -1
             return
         for e in range(n):
-            y[_u(y_at + e)] = from_sortable(y[_u(y_at + e)])
+            y[_u(y_at + e)] = from_sortable(best[_u(e)])
             a_at = best_at[_u(e)]
             indices[_u(y_at + e)] = base + a_at if a_at >= 0 else -1
         return
@@ -1192,19 +1200,24 @@ def _group_argmax(
         # pass found a maximum everywhere, and the row above wins ties
         e_lo = min(n, W)
         e_hi = max(e_lo, n - W)
-        lo0, hi2 = np.int32(1), np.int32(H - 1)
+        lo0, hi2, one = np.int32(1), np.int32(H - 1), np.int32(1)
         for e in range(e_lo, e_hi):
             r = row_of[_u(e)]
             a, at = columns[_u(e)], group_at[_u(e)]
             b, b_at = columns[_u(e - W)], group_at[_u(e - W)]
-            # (two selects: one of the pair, as a tuple, kept this loop 8x slower)
+            # (two selects: one of the pair, as a tuple, kept this loop 8x slower. The
+            # positions are picked with bit masks: through selects, LLVM moved their loads
+            # into the branches and made them masked loads, and 3x3/1 layers with Indices
+            # took 1.5-1.7x the time on the AVX2 AMD EPYC (Zen) machine)
             take = (r >= lo0) & (b >= a)
             a = b if take else a
-            at = b_at if take else at
+            keep = np.int32(take) - one
+            at = (at & keep) | (b_at & ~keep)
             b, b_at = columns[_u(e + W)], group_at[_u(e + W)]
             take = (r < hi2) & (b > a)
             y[_u(ga + e)] = from_sortable(b if take else a)
-            indices[_u(ga + e)] = (b_at if take else at) + ga
+            keep = np.int32(take) - one
+            indices[_u(ga + e)] = ((at & keep) | (b_at & ~keep)) + ga
     elif kh == 3 and dh == 1:
         e_lo = min(n, max(0, ph * W))
         e_hi = max(e_lo, min(n, n - (2 - ph) * W))
@@ -1397,10 +1410,19 @@ def _pair_windows(x, y, indices, dims, taps, inf_bits, fill, plane, oh_lo, oh_hi
             ra = xa + r * W - pw
             base = xa + r * row_step - pw * col_step
             first_to, second_from = _vector_runs(ow_from, ow_to, wide_items(x))
-            for o in range(ow_from, first_to):
-                _pair_window(x, y, indices, ra, W, ya, o, base, col_step, at0, at1, at2, at3)
-            for o in range(second_from, ow_to):  # (the rest, overlapping the first run)
-                _pair_window(x, y, indices, ra, W, ya, o, base, col_step, at0, at1, at2, at3)
+            # (row-major with a constant column step: with the run-time one, each window's
+            # index took a 64-bit multiplication, and VGG's 224x224 and 112x112 planes
+            # took 1.08-1.09x the time on the AVX2 AMD EPYC (Zen) machine)
+            if col_step == 1:
+                for o in range(ow_from, first_to):
+                    _pair_window(x, y, indices, ra, W, ya, o, base, 1, at0, at1, at2, at3)
+                for o in range(second_from, ow_to):  # (the rest, overlapping the first run)
+                    _pair_window(x, y, indices, ra, W, ya, o, base, 1, at0, at1, at2, at3)
+            else:
+                for o in range(ow_from, first_to):
+                    _pair_window(x, y, indices, ra, W, ya, o, base, col_step, at0, at1, at2, at3)
+                for o in range(second_from, ow_to):
+                    _pair_window(x, y, indices, ra, W, ya, o, base, col_step, at0, at1, at2, at3)
         _windows_exact(x, y, indices, True, dims, taps, inf_bits, fill, plane, oh, 0, ow_from)
         _windows_exact(x, y, indices, True, dims, taps, inf_bits, fill, plane, oh,
                        max(ow_from, ow_to), OW)  # fmt: skip
@@ -1428,7 +1450,8 @@ def _window_triples(dims):
     again (float32, batch 1), but 0.90-1.05 with eight inputs in turn and 1.07-1.19x at
     batch 8 (0.85 on ShuffleNet's 8x24x112x112): this path stays there. On the AVX2 AMD
     EPYC (Zen) machine (2026-12-01) the rows of pitch column maxima took 0.82 of this path's
-    time on the same layers (0.65-0.97, batch 1 and 8), so this path is taken only where
+    time on the same layers (0.65-0.97, batch 1 and 8; 0.96 once both had lost their masked
+    loads and stores, 2026-12-02), so this path is taken only where
     dims[P_WINDOW_TRIPLES] says so (the target has AVX-512, see _attrs.WINDOW_TRIPLES), and
     on rows too long for the pitch rows (P_PITCH_ROWS 0).
     Rows of under 2**29 columns only: a window's row-major offset from its row's start,
@@ -1474,6 +1497,10 @@ def _triple_row(y, indices, even_max, even_key, odd_max, odd_key, dims, xa, ya, 
     the plain maximum of a window's three columns and, of the columns equal to it, the
     smallest key + column tap."""
     H, W, pw = dims[P_H], dims[P_W], dims[P_PW]
+    # (a column below the window's maximum gets a key of 16 or more, by a bit mask: picked
+    # by a select, its key was loaded only where needed, as a masked load, and column-major
+    # 3x3/2 with Indices took 1.37x the time on the AVX2 AMD EPYC (Zen) machine)
+    one, two, lose = np.int32(1), np.int32(2), np.int32(16)
     # (tap row 0, buffer column 0; a loop for each order, with one multiplication
     # each: one loop for both, with two, took 1.05-1.07x the time on 109x109 to 112x112.
     # The two bodies differ only in the index: through a helper that returned the maximum
@@ -1486,9 +1513,9 @@ def _triple_row(y, indices, even_max, even_key, odd_max, odd_key, dims, xa, ya, 
             c = even_max[_u(o + 1)]
             m = b if b > a else a
             m = c if c > m else m
-            ka = even_key[_u(o)] if a == m else OUTSIDE_KEY
-            kb = odd_key[_u(o)] + np.int32(1) if b == m else OUTSIDE_KEY
-            kc = even_key[_u(o + 1)] + np.int32(2) if c == m else OUTSIDE_KEY
+            ka = np.int32(even_key[_u(o)] | (lose & (np.int32(a == m) - one)))
+            kb = np.int32((odd_key[_u(o)] + one) | (lose & (np.int32(b == m) - one)))
+            kc = np.int32((even_key[_u(o + 1)] + two) | (lose & (np.int32(c == m) - one)))
             key = min(min(ka, kb), kc)
             y[_u(ya + o)] = from_sortable(m)
             won = at + (key >> 2) + (2 * o + (key & 3)) * H
@@ -1504,9 +1531,9 @@ def _triple_row(y, indices, even_max, even_key, odd_max, odd_key, dims, xa, ya, 
             c = even_max[_u(o + 1)]
             m = b if b > a else a
             m = c if c > m else m
-            ka = even_key[_u(o)] if a == m else OUTSIDE_KEY
-            kb = odd_key[_u(o)] + np.int32(1) if b == m else OUTSIDE_KEY
-            kc = even_key[_u(o + 1)] + np.int32(2) if c == m else OUTSIDE_KEY
+            ka = np.int32(even_key[_u(o)] | (lose & (np.int32(a == m) - one)))
+            kb = np.int32((odd_key[_u(o)] + one) | (lose & (np.int32(b == m) - one)))
+            kc = np.int32((even_key[_u(o + 1)] + two) | (lose & (np.int32(c == m) - one)))
             key = min(min(ka, kb), kc)
             y[_u(ya + o)] = from_sortable(m)
             won = (key >> 2) * W32 + np.int32(2 * o) + (key & 3)
@@ -1723,9 +1750,9 @@ def _planar_tasks(
     columns = np.empty(max(block_rows * max(W, pitch), group_planes * plane_values) + 2 * guard
                        + lanes, dtype=x.dtype)  # fmt: skip
     positions = np.empty(columns.shape[0] if want else 0, dtype=np.int32)
-    evens = np.empty(max(group_planes * OH, block_rows) * OW + 1 if sw == 2 else 0,
-                     dtype=x.dtype)  # fmt: skip
-    even_at = np.empty(2 * evens.shape[0] if want else 0, dtype=np.int32)
+    n_evens = max(group_planes * OH, block_rows) * OW + 1 if sw == 2 else 0
+    evens = np.empty(2 * n_evens if want else n_evens, dtype=x.dtype)
+    even_at = np.empty(2 * n_evens if want else 0, dtype=np.int32)
     group_at = np.empty(group_planes * H * W if want else 0, dtype=np.int32)
     # tap t of a 3-row window is inside the plane for rows in [ph - t, H + ph - t)
     row_lo0, row_lo1 = np.int32(ph), np.int32(ph - 1)
