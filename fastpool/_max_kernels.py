@@ -2547,11 +2547,28 @@ def _channels_last_tasks(
                         for e in range(out_length):
                             y[_u(ya + e)] = fill
                         continue
-                    # 1. down the columns
+                    # 1. down the columns (2 or 3 rows written out, the maxima kept in
+                    # registers: read back from columns and written through a select, LLVM
+                    # made them masked stores, slow on AMD processors)
                     ra = row_starts[0]
-                    for i in range(row_length):
-                        columns[_u(i)] = x[_u(ra + i)]
-                    for k in range(1, n - 1, 2):
+                    if n == 3:
+                        ra1, ra2 = row_starts[1], row_starts[2]
+                        for i in range(row_length):
+                            a = x[_u(ra + i)]
+                            b = x[_u(ra1 + i)]
+                            a = b if to_sortable(b) > to_sortable(a) else a
+                            b = x[_u(ra2 + i)]
+                            columns[_u(i)] = b if to_sortable(b) > to_sortable(a) else a
+                    elif n == 2:
+                        ra1 = row_starts[1]
+                        for i in range(row_length):
+                            a = x[_u(ra + i)]
+                            b = x[_u(ra1 + i)]
+                            columns[_u(i)] = b if to_sortable(b) > to_sortable(a) else a
+                    else:
+                        for i in range(row_length):
+                            columns[_u(i)] = x[_u(ra + i)]
+                    for k in range(1, n - 1 if n > 3 else 1, 2):
                         ra, rb = row_starts[k], row_starts[k + 1]
                         for i in range(row_length):
                             a = columns[_u(i)]
@@ -2559,7 +2576,7 @@ def _channels_last_tasks(
                             c = x[_u(rb + i)]
                             b = c if to_sortable(c) > to_sortable(b) else b
                             columns[_u(i)] = b if to_sortable(b) > to_sortable(a) else a
-                    if n % 2 == 0:
+                    if n % 2 == 0 and n > 2:
                         ra = row_starts[n - 1]
                         for i in range(row_length):
                             a = columns[_u(i)]
@@ -2576,6 +2593,22 @@ def _channels_last_tasks(
                                 y[_u(wa + c)] = fill
                             continue
                         ca = (w * sw - pw + j_lo * dw) * C
+                        if j_hi - j_lo == 3:  # (in registers, as above)
+                            cb, cc = ca + dw * C, ca + 2 * dw * C
+                            for c in range(C):
+                                a = columns[_u(ca + c)]
+                                b = columns[_u(cb + c)]
+                                a = b if to_sortable(b) > to_sortable(a) else a
+                                b = columns[_u(cc + c)]
+                                y[_u(wa + c)] = b if to_sortable(b) > to_sortable(a) else a
+                            continue
+                        if j_hi - j_lo == 2:
+                            cb = ca + dw * C
+                            for c in range(C):
+                                a = columns[_u(ca + c)]
+                                b = columns[_u(cb + c)]
+                                y[_u(wa + c)] = b if to_sortable(b) > to_sortable(a) else a
+                            continue
                         for c in range(C):
                             y[_u(wa + c)] = columns[_u(ca + c)]
                         for j in range(1, j_hi - j_lo):
