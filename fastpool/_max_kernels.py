@@ -2565,23 +2565,23 @@ def _channels_last_tasks(
                             a = x[_u(ra + i)]
                             b = x[_u(ra1 + i)]
                             columns[_u(i)] = b if to_sortable(b) > to_sortable(a) else a
-                    else:
+                    else:  # one row, or four and more: the first, then two at a time
                         for i in range(row_length):
                             columns[_u(i)] = x[_u(ra + i)]
-                    for k in range(1, n - 1 if n > 3 else 1, 2):
-                        ra, rb = row_starts[k], row_starts[k + 1]
-                        for i in range(row_length):
-                            a = columns[_u(i)]
-                            b = x[_u(ra + i)]
-                            c = x[_u(rb + i)]
-                            b = c if to_sortable(c) > to_sortable(b) else b
-                            columns[_u(i)] = b if to_sortable(b) > to_sortable(a) else a
-                    if n % 2 == 0 and n > 2:
-                        ra = row_starts[n - 1]
-                        for i in range(row_length):
-                            a = columns[_u(i)]
-                            b = x[_u(ra + i)]
-                            columns[_u(i)] = b if to_sortable(b) > to_sortable(a) else a
+                        for k in range(1, n - 1, 2):
+                            ra, rb = row_starts[k], row_starts[k + 1]
+                            for i in range(row_length):
+                                a = columns[_u(i)]
+                                b = x[_u(ra + i)]
+                                c = x[_u(rb + i)]
+                                b = c if to_sortable(c) > to_sortable(b) else b
+                                columns[_u(i)] = b if to_sortable(b) > to_sortable(a) else a
+                        if n % 2 == 0:
+                            ra = row_starts[n - 1]
+                            for i in range(row_length):
+                                a = columns[_u(i)]
+                                b = x[_u(ra + i)]
+                                columns[_u(i)] = b if to_sortable(b) > to_sortable(a) else a
                     # 2. along the row, C values at a time (all taps inside the row from lo to hi)
                     for w in range(OW):
                         j_lo, j_hi = 0, kw
