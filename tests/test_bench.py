@@ -209,6 +209,7 @@ def test_large_inputs_script_quick():
     assert [line.split()[0] for line in lines[:4]] == ["2x16x56x56"] * 4, lines
     assert [" indices " in line for line in lines[:4]] == [False, True] * 2, lines
     assert all("fp/copy" in line and "one/fp" in line for line in lines[:4]), lines
+    assert all("copy one/all" in line for line in lines), lines
     assert " threads, geometric means: fp/copy " in lines[-1], lines
 
 
