@@ -71,7 +71,8 @@ def main(argv):
     for shape, attrs in cases:
         x = rng.standard_normal(shape).astype(np.float32)
         copy = np.empty_like(x)
-        parallel_copy(x.reshape(-1), copy.reshape(-1))
+        flat_x, flat_copy = x.reshape(-1), copy.reshape(-1)  # (views, made once)
+        parallel_copy(flat_x, flat_copy)
         if not np.array_equal(copy, x):
             sys.exit(f"the parallel copy is wrong on {shape}")
         for indices in (False, True):
@@ -83,8 +84,8 @@ def main(argv):
             if not all(np.array_equal(a, b) for a, b in zip(outs, alones)):
                 sys.exit(f"one thread and {threads} give different results on {shape}")
 
-            def copy_in_parallel(x=x, copy=copy):
-                parallel_copy(x.reshape(-1), copy.reshape(-1))
+            def copy_in_parallel(source=flat_x, target=flat_copy):
+                parallel_copy(source, target)
 
             def pool(x=x, attrs=attrs, indices=indices, out=out):
                 fastpool.max_pool(x, return_indices=indices, out=out, **attrs)
