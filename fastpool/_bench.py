@@ -69,7 +69,8 @@ def extra_cases(batch: int = 1) -> list[Case]:
 
 
 # The large inputs of GlobalMaxPool and GlobalLpPool (scripts/global_floor.py and
-# global_peers.py; README, GlobalMaxPool and GlobalLpPool), and small ones for their quick mode
+# global_peers.py; docs/measurements.md, GlobalMaxPool and GlobalLpPool), and small ones for
+# their quick mode
 GLOBAL_SHAPES = [(1, 64, 112, 112), (1, 64, 224, 224), (32, 64, 112, 112), (8, 512, 28, 28),
                  (8, 2048, 7, 7)]  # fmt: skip
 GLOBAL_QUICK_SHAPES = [(1, 64, 56, 56), (2, 32, 28, 28)]

@@ -13,8 +13,8 @@ the bytes a call must read and write once each: the input, the values and, with 
 bytes an output; a copy moves twice the input's bytes. ``fp/copy`` is fastpool's rate over
 the copy's (our aim: at least 0.70), ``one/fp`` what the second thread gives (our aim: at
 least 1.6x), and ``copy one/all`` what it gives the plain copy: where the memory bus is
-what limits, no kernel's second thread can give much more than that. See README,
-Benchmarks.
+what limits, no kernel's second thread can give much more than that. See the README's
+Benchmarks and docs/measurements.md.
 """
 
 from __future__ import annotations

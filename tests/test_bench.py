@@ -152,7 +152,7 @@ def _run_script(name: str, *args: str) -> list[str]:
 
 @pytest.mark.parametrize("inputs", [[], ["--inputs", "2"]])
 def test_indices_floor_script_quick(inputs):
-    """scripts/indices_floor.py (README, Benchmarks) runs, on one input or several in turn,
+    """scripts/indices_floor.py (docs/measurements.md) runs, on one input or several in turn,
     and reports its ratios."""
     pytest.importorskip("onnx")
     lines = _run_script("indices_floor.py", "8", "--quick", *inputs)
@@ -171,7 +171,7 @@ def test_indices_floor_script_rejects_a_bad_count():
 
 
 def test_global_floor_script_quick():
-    """scripts/global_floor.py (README, Benchmarks) runs, checks its floor loop against numpy
+    """scripts/global_floor.py (docs/measurements.md) runs, checks its floor loop against numpy
     and reports its ratios."""
     lines = _run_script("global_floor.py", "--quick")
     assert len(lines) == 3, lines  # two inputs and the geometric means
@@ -180,7 +180,7 @@ def test_global_floor_script_quick():
 
 
 def test_global_peers_script_quick():
-    """scripts/global_peers.py (README, Benchmarks) runs, checks numpy's outputs (and
+    """scripts/global_peers.py (docs/measurements.md) runs, checks numpy's outputs (and
     onnxruntime's, when installed) against fastpool's and reports the ratios of both
     operators."""
     lines = _run_script("global_peers.py", "--quick")
@@ -202,7 +202,7 @@ def test_global_peers_script_quick():
 
 
 def test_large_inputs_script_quick():
-    """scripts/large_inputs.py (README, Benchmarks) runs, finds one thread giving the same
+    """scripts/large_inputs.py (docs/measurements.md) runs, finds one thread giving the same
     results as all of them, and reports its ratios, with and without Indices."""
     lines = _run_script("large_inputs.py", "--quick")
     assert len(lines) == 5, lines  # two inputs, each with and without Indices, and the means
@@ -214,7 +214,7 @@ def test_large_inputs_script_quick():
 
 
 def test_nan_check_cost_script_quick():
-    """scripts/nan_check_cost.py (README, Benchmarks) runs, finds the kernel without the NaN
+    """scripts/nan_check_cost.py (docs/measurements.md) runs, finds the kernel without the NaN
     and -0.0 check giving the same values on data without either, and reports its ratios."""
     pytest.importorskip("onnx")
     lines = _run_script("nan_check_cost.py", "--quick")
@@ -224,7 +224,7 @@ def test_nan_check_cost_script_quick():
 
 
 def test_special_values_cost_script_quick():
-    """scripts/special_values_cost.py (README, Benchmarks) runs, channels first and last,
+    """scripts/special_values_cost.py (docs/measurements.md) runs, channels first and last,
     finds fastpool giving the reference's outputs on data with a -0.0 or a NaN in every
     plane, and reports its ratios (against onnxruntime too when it is installed)."""
     pytest.importorskip("onnx")
@@ -242,7 +242,7 @@ def test_special_values_cost_script_quick():
 
 
 def test_fresh_outputs_script_quick():
-    """scripts/fresh_outputs.py (README, Benchmarks) runs its layer in a process of its own,
+    """scripts/fresh_outputs.py (docs/measurements.md) runs its layer in a process of its own,
     finds out= giving the same outputs as new arrays, and reports its ratios."""
     lines = _run_script("fresh_outputs.py", "--quick", "--inputs", "2")
     assert len(lines) == 3, lines  # values, Indices, and their ratio

@@ -29,6 +29,31 @@ def test_readme_example_runs_as_shown():
     assert runner.summarize(verbose=False).attempted >= 4
 
 
+def test_documentation_links_lead_to_files_and_headings():
+    """Every relative link of the README and docs/ names a file that exists and, with a
+    #fragment, a heading of that file (GitHub's anchors: lower case, spaces to hyphens, other
+    punctuation dropped)."""
+
+    def anchors(path):
+        headings = re.findall(r"^#+ (.*)$", path.read_text(), re.M)
+        return {re.sub(r"[^\w\- ]", "", h.lower()).replace(" ", "-") for h in headings}
+
+    pages = [README, *sorted((ROOT / "docs").glob("*.md"))]
+    assert len(pages) >= 3, "docs/ has lost its pages"
+    checked = 0
+    for page in pages:
+        for target in re.findall(r"\]\(([^)\s]+)\)", page.read_text()):
+            if re.match(r"[a-z]+:", target):
+                continue  # an absolute URL
+            name, _, fragment = target.partition("#")
+            path = (page.parent / name).resolve() if name else page
+            assert path.is_file(), f"{page.name} links to {target}, which does not exist"
+            if fragment:
+                assert fragment in anchors(path), f"{page.name} links to {target}: no such heading"
+            checked += 1
+    assert checked >= 5
+
+
 def quick_start_commands():
     section = README.read_text().split("## Quick start", 1)[1]
     block = re.search(r"```\n(.*?)```", section, re.S).group(1)
