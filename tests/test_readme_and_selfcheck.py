@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import doctest
+import functools
 import io
 import pathlib
 import re
@@ -34,6 +35,7 @@ def test_documentation_links_lead_to_files_and_headings():
     #fragment, a heading of that file (GitHub's anchors: lower case, spaces to hyphens, other
     punctuation dropped)."""
 
+    @functools.cache
     def anchors(path):
         headings = re.findall(r"^#+ (.*)$", path.read_text(), re.M)
         return {re.sub(r"[^\w\- ]", "", h.lower()).replace(" ", "-") for h in headings}
