@@ -170,6 +170,16 @@ def test_indices_floor_script_rejects_a_bad_count():
     assert "Traceback" not in done.stderr, done.stderr
 
 
+def test_rows_first_indices_script_quick():
+    """scripts/rows_first_indices.py (docs/measurements.md) runs: its prototype gives
+    fastpool's values and Indices on data with and without ties (else it stops), and it
+    reports its ratios."""
+    lines = _run_script("rows_first_indices.py", "--quick")
+    assert len(lines) == 3, lines  # two inputs and the geometric means
+    assert all("prototype/i" in line for line in lines[:2]), lines
+    assert lines[-1].startswith("geometric means: prototype/i "), lines
+
+
 def test_global_floor_script_quick():
     """scripts/global_floor.py (docs/measurements.md) runs, checks its floor loop against numpy
     and reports its ratios."""
