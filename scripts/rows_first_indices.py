@@ -12,10 +12,10 @@ kernel's path for these windows (``_triple_windows``) goes down the columns firs
 settles ties by the smallest key. Each input row is pooled along once: the last tap row
 of an output row is the first of the next one's, kept in a carry.
 
-This standalone loop (float32 without NaN or -inf; pads of 0 or 1 on both axes) is checked against
-``fastpool.max_pool`` with Indices on data with and without ties, and then timed in the
-same process, in alternating blocks, against fastpool's values call (v) and its call with
-Indices (i), both with preallocated outputs. See "Indices" in docs/measurements.md.
+This standalone loop (float32 without NaN or -inf; pads of 0 or 1 on both axes) is checked
+against ``fastpool.max_pool`` with Indices on data with and without ties, and then timed in
+the same process, in alternating blocks, against fastpool's values call (v) and its call
+with Indices (i), both with preallocated outputs. See "Indices" in docs/measurements.md.
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from numba import njit, prange
 
 import fastpool
 from fastpool import _bench
+from fastpool._max_kernels import _u
 
-_u = np.uint64  # (unsigned indices: no negative-index wraparound, so loops vectorise)
 LOWEST = np.float32(-np.inf)
 
 
@@ -40,7 +40,7 @@ def rows_first(x, y, indices, H, W, OH, OW, ph, pw):
     zero, one, two = np.int32(0), np.int32(1), np.int32(2)
     W1, W2 = np.int32(W), np.int32(2 * W)
     # windows o_lo..o_hi-1 have taps 0 and 1 inside the row
-    o_lo = 1 if pw == 1 else 0
+    o_lo = pw
     o_hi = 0
     while o_hi < OW and 2 * o_hi + 1 - pw < W:
         o_hi += 1
@@ -63,7 +63,7 @@ def rows_first(x, y, indices, H, W, OH, OW, ph, pw):
                 if t == 0 and oh > 0:
                     continue  # (the carry holds it)
                 r = r0 + t
-                if t == 0:
+                if t == 0:  # (first1 as scratch: row 1 rewrites it next)
                     maxima, taps, first = row0, key0, first1
                 elif t == 1:
                     maxima, taps, first = max1, key1, first1
