@@ -15,7 +15,10 @@ of an output row is the first of the next one's, kept in a carry.
 This standalone loop (float32 without NaN or -inf; pads of 0 or 1 on both axes) is checked
 against ``fastpool.max_pool`` with Indices on data with and without ties, and then timed in
 the same process, in alternating blocks, against fastpool's values call (v) and its call
-with Indices (i), both with preallocated outputs. See "Indices" in docs/measurements.md.
+with Indices (i), both with preallocated outputs. The Indices call also checks its input
+for NaN and -0.0 and sets up its tasks, which this loop does not: moved into the kernel,
+the loop took about the time of the kernel's own path (0.985 of it), and is not used
+there. See "Indices" in docs/measurements.md.
 """
 
 from __future__ import annotations
