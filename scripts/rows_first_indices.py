@@ -44,9 +44,7 @@ def rows_first(x, y, indices, H, W, OH, OW, ph, pw):
     W1, W2 = np.int32(W), np.int32(2 * W)
     # windows o_lo..o_hi-1 have taps 0 and 1 inside the row
     o_lo = pw
-    o_hi = 0
-    while o_hi < OW and 2 * o_hi + 1 - pw < W:
-        o_hi += 1
+    o_hi = min(OW, (W + pw) // 2)  # (the windows o with 2 * o + 1 - pw < W)
     for p in prange(planes):
         # tap row 0's window maxima and taps (carried from the output row before);
         # rows 1 and 2: tap 0 of each window (tap 2 of the one before), and the larger
