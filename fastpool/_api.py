@@ -385,6 +385,13 @@ def _global_max_serial_below(layout: str) -> int:
     return _GLOBAL_MAX_BYTES_PER_SERIAL_ITEM[layout] * _SERIAL_BELOW
 
 
+# GlobalMaxPool on float inputs of at least this many bytes, channels first, asks for the data
+# ahead of its loop (see fastpool._prefetch): there they come from memory or a far cache.
+# Intel Xeon (480 MiB L3), 2026-12-02: 0.80-0.89 of the time without on 102 and 411 MB float32
+# and 102 MB float64, unchanged (0.98-1.02) from 0.8 to 51 MB.
+_GLOBAL_PREFETCH_FROM = 16 << 20
+
+
 # One parallel kernel runs at a time: numba's default "workqueue" threading layer aborts the
 # process when two threads launch parallel work at once, and on the others a second launch
 # would only oversubscribe the cores. A call that finds the pool busy runs its serial kernel
@@ -557,7 +564,7 @@ def global_max_pool(
             bits, y_bits = flat_x.view(storage.bits_dtype), flat_y.view(storage.bits_dtype)
             _launch(_max_kernels.global_max_nchw_serial, _max_kernels.global_max_nchw, serial,
                     flat_x, bits, flat_y, y_bits, storage.special_mask, storage.special_inf,
-                    storage.inf_bits, storage.fill)  # fmt: skip
+                    storage.inf_bits, storage.fill, _GLOBAL_PREFETCH_FROM)  # fmt: skip
         else:
             _launch(_max_kernels.global_max_nhwc_serial, _max_kernels.global_max_nhwc, serial,
                     flat_x, flat_y, shape_out[1], storage.inf_bits, storage.fill)  # fmt: skip

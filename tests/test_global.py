@@ -89,9 +89,82 @@ def test_global_max_pool_plane_kinds(size, dtype, entry):
         )
 
 
-@pytest.mark.parametrize("size", [7, 64, 70, 130])
+@pytest.fixture(params=["plain", "prefetching"])
+def prefetching(request, monkeypatch):
+    """Run a test with the channels-first kernel's prefetching blocks (taken for float inputs
+    of 16 MiB and more, on planes of 2048 items and more) for inputs of any size, or never."""
+    from fastpool import _api
+
+    threshold = 0 if request.param == "prefetching" else 1 << 62
+    monkeypatch.setattr(_api, "_GLOBAL_PREFETCH_FROM", threshold)
+    return request.param
+
+
+# Plane sizes for the prefetching blocks (of 512 items, on planes of 2048 and more): whole
+# blocks only; whole blocks and the masked last 64; blocks, a plain stretch and the masked
+# last 64. The input's last plane ends in a plain stretch instead of the masked block.
+PREFETCH_SIZES = [2048, 2100, 2700]
+
+
+@pytest.mark.parametrize("size", PREFETCH_SIZES)
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=[d.name for d in FLOAT_DTYPES])
-def test_global_max_pool_keeps_the_first_of_two_nans(size, dtype, entry):
+def test_global_max_pool_plane_kinds_with_prefetching(size, dtype, entry, prefetching):
+    x = planes_of_every_kind(dtype, size, planes=18, seed=size)
+    assert_identical(fastpool.global_max_pool(x), ref_global_max_pool(x))
+
+
+@pytest.mark.parametrize("size", PREFETCH_SIZES)
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=[d.name for d in FLOAT_DTYPES])
+def test_global_max_pool_maximum_at_block_edges_with_prefetching(size, dtype, entry, prefetching):
+    """One plane per position of the maximum, at the edges of the prefetching blocks, of the
+    plain stretch and of the masked last block, among mixed-sign and negative numbers."""
+    dtype = np.dtype(dtype)
+    positions = sorted({0, 1, 511, 512, 1023, 1024, 2047, size - 65, size - 64, size - 1})
+    for negative in (True, False):
+        base = -(np.arange(size) % 97 + 2.0) + (0.0 if negative else 50.0)
+        top = -1.0 if negative else 60.0
+        x = np.empty((1, len(positions), size), dtype=dtype)
+        for plane, at in enumerate(positions):
+            row = base.copy()
+            row[at] = top
+            x[0, plane] = row.astype(np.float32).astype(dtype)
+        y = fastpool.global_max_pool(x)
+        assert_identical(y, ref_global_max_pool(x))
+        assert y.astype(np.float64).ravel().tolist() == [top] * len(positions)
+
+
+def test_global_max_pool_large_float_input_takes_the_prefetching_blocks(entry):
+    """A float32 input over the prefetching threshold (16 MiB), as the kernel gets it by
+    default, planes of 509x523 (blocks, a plain stretch, a masked last 31): maxima planted
+    at block edges and at the ends, a NaN in one plane and negative numbers only in another,
+    against numpy (exact here: the maxima are unique and nonzero)."""
+    from fastpool import _api
+
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((2, 8, 509, 523)).astype(np.float32)
+    assert x.nbytes >= _api._GLOBAL_PREFETCH_FROM
+    planes = x.reshape(16, -1)
+    size = planes.shape[1]
+    whole = size - size % 64  # the masked last block starts here
+    stretch = whole - whole % 512  # the plain stretch after the blocks starts here
+    edges = [0, 511, 512, 2047, stretch - 1, stretch, whole - 1, whole, size - 1]
+    for plane, at in enumerate(edges):
+        planes[plane, at] = 100.0 + plane
+    planes[9, size // 2] = np.nan
+    planes[10] = -np.abs(planes[10]) - 1.0
+    planes[15, size - 1] = 1e9  # the input's last element
+    y = fastpool.global_max_pool(x)
+    expected = x.max(axis=(2, 3), keepdims=True)
+    assert np.isnan(y[1, 1, 0, 0]) and np.isnan(expected[1, 1, 0, 0])
+    y[1, 1], expected[1, 1] = 0.0, 0.0
+    assert_identical(y, expected)
+    assert y.ravel()[:9].tolist() == [100.0 + plane for plane in range(9)]
+    assert y.ravel()[15] == np.float32(1e9)
+
+
+@pytest.mark.parametrize("size", [7, 64, 70, 130, *PREFETCH_SIZES])
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=[d.name for d in FLOAT_DTYPES])
+def test_global_max_pool_keeps_the_first_of_two_nans(size, dtype, entry, prefetching):
     """Two NaNs of one sign in a plane, the one of larger bits second, among numbers of both
     signs (channels first and last): the first NaN's bits, payload and sign, are the
     maximum, in the vector pass and in the masked last block. (One NaN alone is also the
