@@ -2874,25 +2874,32 @@ def _global_max_stretches(x, partial, positions, channels, stretches, inf_bits, 
 
 
 @kernel()
-def _stretches(x, y, channels, most):
+def _stretches(x, y, channels, tasks):
     """(batch, positions, stretches, scratch for the stretches' maxima) of a channels-last
-    GlobalMaxPool split into at most ``most`` stretches per image."""
+    GlobalMaxPool split into at least ``tasks`` tasks, as few stretches per image as that
+    takes. (Each stretch but the first costs a fold of C maxima: with 8 stretches an image,
+    8x7x7x2048 float32 took twice the time of one, Intel Xeon, 2026-12-02.)"""
     batch = y.shape[0] // channels if channels > 0 else 0
     positions = x.shape[0] // (batch * channels) if batch * channels > 0 else 0
-    stretches = max(1, min(positions, most))
+    stretches = max(1, min(positions, -(-tasks // max(batch, 1))))
     return batch, positions, stretches, np.empty(batch * stretches * channels, dtype=x.dtype)
 
 
 @kernel()
 def _fold_stretches(partial, y, channels, stretches, inf_bits):
-    """y[n*C + c] = the first maximum over the stretches of image n, in order."""
+    """y[n*C + c] = the first maximum over the stretches of image n, in order. (Stretch by
+    stretch, so that the loop over the channels vectorises: with the stretches innermost, a
+    scalar loop, this took 0.55 of the time on 8x7x7x2048 float32.)"""
     for n in range(y.shape[0] // channels if channels > 0 else 0):
+        ya, pa = n * channels, n * stretches * channels
         for c in range(channels):
-            best = partial[n * stretches * channels + c]
-            for s in range(1, stretches):
-                value = partial[(n * stretches + s) * channels + c]
-                best = value if replaces(value, best, inf_bits) else best
-            y[n * channels + c] = best
+            y[_u(ya + c)] = partial[_u(pa + c)]
+        for s in range(1, stretches):
+            sa = pa + s * channels
+            for c in range(channels):
+                value = partial[_u(sa + c)]
+                best = y[_u(ya + c)]
+                y[_u(ya + c)] = value if replaces(value, best, inf_bits) else best
 
 
 @kernel(parallel=True)

@@ -89,6 +89,32 @@ def test_global_max_pool_plane_kinds(size, dtype, entry):
         )
 
 
+@pytest.mark.parametrize("batch", [1, 2, 3, 9])
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=DTYPE_IDS)
+def test_global_max_pool_channels_last_stretches(batch, dtype, entry):
+    """Channels last splits each image's positions into stretches (as many as the threads
+    need: 8 an image at batch 1 on two threads, 1 at batch 9) whose maxima are folded in
+    order: ties of -0.0 and +0.0 and NaNs across stretches keep the first."""
+    for seed in range(3):
+        x = make_input((batch, 13, 5, 40), dtype, seed=seed, specials=True)
+        assert_identical(fastpool.global_max_pool(x, layout="NHWC"), ref_global_max_pool(x, "NHWC"))
+    dtype = np.dtype(dtype)
+    if dtype.kind != "f":
+        return
+    # +0.0 everywhere but a -0.0 first (the maximum: the first of the tie), and in half the
+    # channels two NaNs of different payloads, in different stretches: the first wins
+    unsigned = np.dtype(f"u{dtype.itemsize}")
+    quiet = int(np.array(np.nan, dtype=np.float32).astype(dtype).view(unsigned))
+    x = np.zeros((batch, 64, 24), dtype=dtype)
+    x[:, 0] = -0.0
+    bits = x.view(unsigned)
+    bits[:, 20, :12], bits[:, 50, :12] = quiet | 2, quiet | 1
+    y = fastpool.global_max_pool(x, layout="NHWC")
+    assert_identical(y, ref_global_max_pool(x, "NHWC"))
+    assert (y.view(unsigned)[:, 0, 12:] == int(np.array(-0.0, dtype=dtype).view(unsigned))).all()
+    assert (y.view(unsigned)[:, 0, :12] == quiet | 2).all()
+
+
 @pytest.fixture(params=["plain", "prefetching"])
 def prefetching(request, monkeypatch):
     """Run a test with the channels-first kernel's prefetching blocks (taken for float inputs
