@@ -567,7 +567,8 @@ def global_max_pool(
                     storage.inf_bits, storage.fill, _GLOBAL_PREFETCH_FROM)  # fmt: skip
         else:
             _launch(_max_kernels.global_max_nhwc_serial, _max_kernels.global_max_nhwc, serial,
-                    flat_x, flat_y, shape_out[1], storage.inf_bits, storage.fill)  # fmt: skip
+                    flat_x, flat_y, shape_out[1], storage.inf_bits, storage.fill,
+                    _GLOBAL_PREFETCH_FROM)  # fmt: skip
     return y
 
 

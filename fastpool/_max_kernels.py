@@ -2855,9 +2855,13 @@ def global_max_nchw_serial(x, bits, y, y_bits, special_mask, special_inf, inf_bi
 
 
 @kernel()
-def _global_max_stretches(x, partial, positions, channels, stretches, inf_bits, fill, first, last):
+def _global_max_stretches(x, partial, positions, channels, stretches, inf_bits, fill,
+                          prefetching, first, last):  # fmt: skip
     """Tasks first..last-1: task n*stretches + s folds stretch s of the positions of image n
-    (x (N * P * C,) flat) into partial[task*C:(task+1)*C]."""
+    (x (N * P * C,) flat) into partial[task*C:(task+1)*C]; with ``prefetching``, each
+    position first asks for the lines GLOBAL_PREFETCH_BYTES ahead (see _prefetch)."""
+    line_items = max(1, CACHE_LINE // x.itemsize)
+    ahead = GLOBAL_PREFETCH_BYTES // x.itemsize
     for task in range(first, last):
         n = task // stretches
         lo = (task - n * stretches) * positions // stretches
@@ -2867,10 +2871,24 @@ def _global_max_stretches(x, partial, positions, channels, stretches, inf_bits, 
             partial[acc + c] = x[(n * positions + lo) * channels + c] if hi > lo else fill
         for p in range(lo + 1, hi):
             at = (n * positions + p) * channels
+            if prefetching:
+                for line in range(at + ahead, at + ahead + channels, line_items):
+                    prefetch(x, line)
             for c in range(channels):
                 value = x[_u(at + c)]
                 best = partial[_u(acc + c)]
                 partial[_u(acc + c)] = value if replaces(value, best, inf_bits) else best
+
+
+@kernel(inline="always")
+def _channels_last_prefetching(x, prefetch_from):
+    """Whether channels-last GlobalMaxPool prefetches: float32 and the 16-bit floats (their
+    storage is 4 and 2 bytes), from prefetch_from bytes on. On the Intel Xeon with 480 MiB
+    of L3 (2026-12-02), against the same loop without: float32 0.54 of the time on
+    32x112x112x64, 0.73-0.74 on 64x28x28x512 and 256x7x7x2048; float16 0.91-0.99; but
+    float64 0.89 on the first and 1.09-1.45x on 28x28x512 images, and uint8 1.35x on the
+    first (their loops keep up with memory on their own)."""
+    return (x.itemsize == 4 or x.itemsize == 2) and x.shape[0] * x.itemsize >= prefetch_from
 
 
 @kernel()
@@ -2903,11 +2921,12 @@ def _fold_stretches(partial, y, channels, stretches, inf_bits):
 
 
 @kernel(parallel=True)
-def global_max_nhwc(x, y, channels, inf_bits, fill, threads):
+def global_max_nhwc(x, y, channels, inf_bits, fill, prefetch_from, threads):
     """GlobalMaxPool, channels last: x (N * P * C,) flat -> y (N * C,). Each task folds a
     stretch of positions; the stretches are then folded in order (earlier stretches win
     ties, as in one sequential scan)."""
     batch, positions, stretches, partial = _stretches(x, y, channels, 4 * threads)
+    prefetching = _channels_last_prefetching(x, prefetch_from)
     tasks = batch * stretches
     chunks = min(tasks, threads)  # (one chunk per thread: see max_pool_planar)
     for chunk in prange(chunks):
@@ -2919,6 +2938,7 @@ def global_max_nhwc(x, y, channels, inf_bits, fill, threads):
             stretches,
             inf_bits,
             fill,
+            prefetching,
             chunk * tasks // chunks,
             (chunk + 1) * tasks // chunks,
         )
@@ -2926,8 +2946,10 @@ def global_max_nhwc(x, y, channels, inf_bits, fill, threads):
 
 
 @kernel()
-def global_max_nhwc_serial(x, y, channels, inf_bits, fill, threads):
+def global_max_nhwc_serial(x, y, channels, inf_bits, fill, prefetch_from, threads):
     """global_max_nhwc on the calling thread, for small inputs."""
     batch, positions, _, partial = _stretches(x, y, channels, 1)
-    _global_max_stretches(x, partial, positions, channels, 1, inf_bits, fill, 0, batch)
+    prefetching = _channels_last_prefetching(x, prefetch_from)
+    _global_max_stretches(x, partial, positions, channels, 1, inf_bits, fill, prefetching, 0,
+                          batch)  # fmt: skip
     _fold_stretches(partial, y, channels, 1, inf_bits)

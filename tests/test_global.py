@@ -89,9 +89,21 @@ def test_global_max_pool_plane_kinds(size, dtype, entry):
         )
 
 
+@pytest.fixture(params=["plain", "prefetching"])
+def prefetching(request, monkeypatch):
+    """Run a test with GlobalMaxPool's prefetching (taken for float inputs of 16 MiB and more:
+    channels first on planes of 2048 items and more, channels last for float32 and the
+    16-bit floats) for inputs of any size, or never."""
+    from fastpool import _api
+
+    threshold = 0 if request.param == "prefetching" else 1 << 62
+    monkeypatch.setattr(_api, "_GLOBAL_PREFETCH_FROM", threshold)
+    return request.param
+
+
 @pytest.mark.parametrize("batch", [1, 2, 3, 9])
 @pytest.mark.parametrize("dtype", ALL_DTYPES, ids=DTYPE_IDS)
-def test_global_max_pool_channels_last_stretches(batch, dtype, entry):
+def test_global_max_pool_channels_last_stretches(batch, dtype, entry, prefetching):
     """Channels last splits each image's positions into stretches (as many as the threads
     need: 8 an image at batch 1 on two threads, 1 at batch 9) whose maxima are folded in
     order: ties of -0.0 and +0.0 and NaNs across stretches keep the first."""
@@ -115,17 +127,6 @@ def test_global_max_pool_channels_last_stretches(batch, dtype, entry):
     assert (y.view(unsigned)[:, 0, :12] == quiet | 2).all()
 
 
-@pytest.fixture(params=["plain", "prefetching"])
-def prefetching(request, monkeypatch):
-    """Run a test with the channels-first kernel's prefetching blocks (taken for float inputs
-    of 16 MiB and more, on planes of 2048 items and more) for inputs of any size, or never."""
-    from fastpool import _api
-
-    threshold = 0 if request.param == "prefetching" else 1 << 62
-    monkeypatch.setattr(_api, "_GLOBAL_PREFETCH_FROM", threshold)
-    return request.param
-
-
 # Plane sizes for the prefetching blocks (of 512 items, on planes of 2048 and more): whole
 # blocks only; whole blocks and the masked last 64; blocks, a plain stretch and the masked
 # last 64. The input's last plane ends in a plain stretch instead of the masked block.
@@ -137,6 +138,11 @@ PREFETCH_SIZES = [2048, 2100, 2700]
 def test_global_max_pool_plane_kinds_with_prefetching(size, dtype, entry, prefetching):
     x = planes_of_every_kind(dtype, size, planes=18, seed=size)
     assert_identical(fastpool.global_max_pool(x), ref_global_max_pool(x))
+    channels_last = np.moveaxis(x, 1, -1).copy()
+    assert_identical(
+        fastpool.global_max_pool(channels_last, layout="NHWC"),
+        ref_global_max_pool(channels_last, "NHWC"),
+    )
 
 
 @pytest.mark.parametrize("size", PREFETCH_SIZES)
