@@ -151,7 +151,10 @@ def test_global_max_pool_maximum_at_block_edges_with_prefetching(size, dtype, en
     """One plane per position of the maximum, at the edges of the prefetching blocks, of the
     plain stretch and of the masked last block, among mixed-sign and negative numbers."""
     dtype = np.dtype(dtype)
-    positions = sorted({0, 1, 511, 512, 1023, 1024, 2047, size - 65, size - 64, size - 1})
+    whole = size - size % 64  # the masked last block starts here (when whole < size)
+    stretch = whole - whole % 512  # the plain stretch after the blocks starts here
+    edges = {0, 1, 511, 512, 1023, 1024, 2047, stretch - 1, stretch, whole - 1, whole, size - 1}
+    positions = sorted(at for at in edges if at < size)
     for negative in (True, False):
         base = -(np.arange(size) % 97 + 2.0) + (0.0 if negative else 50.0)
         top = -1.0 if negative else 60.0
