@@ -370,6 +370,47 @@ def test_window_pairs(attrs, dtype, entry):
     check_with_ties_and_relu(attrs, dtype, shapes)
 
 
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=DTYPE_IDS)
+@pytest.mark.parametrize("attrs", [{}, {"ceil_mode": 1}], ids=["no-pads", "ceil"])
+def test_window_pairs_every_row_length(attrs, dtype, entry):
+    """2x2 windows at stride 2 with Indices, every tap inside the plane, on rows of 1 to 28
+    windows, odd and even sizes (ceil_mode adds a window past the end of odd ones), planes
+    split between tasks or not: the parallel entry pools these window by window
+    (_pair_task, see test_pairs_inside), the serial one mostly through the flat
+    stretches. Data with many ties, with and without NaN, +-inf and -0.0, both storage
+    orders and a fused activation, against the reference."""
+    attrs = dict(kernel_shape=[2, 2], strides=[2, 2], **attrs)
+    shapes = [(1, 3, 28, 28), (2, 2, 14, 14), (1, 5, 12, 13), (1, 1, 7, 9), (3, 1, 2, 2),
+              (1, 4, 56, 57), (9, 2, 8, 6)]  # fmt: skip
+    check_with_ties_and_relu(attrs, dtype, shapes)
+
+
+def test_pairs_inside():
+    """The parallel entry takes 2x2/2 windows with Indices window by window (_pair_task)
+    exactly when every tap of every window lies inside the plane: whatever the rows'
+    length, odd sizes included, but not with pads, ceil_mode windows past the end, other
+    kernels, strides or dilations."""
+    from fastpool._max_kernels import _pairs_inside
+
+    def takes(shape, kernel_shape=(2, 2), **attrs):
+        attrs.setdefault("strides", [2, 2])
+        return bool(_pairs_inside.py_func(_planar_dims(shape, list(kernel_shape), attrs)))
+
+    for shape in [(1, 1, 2, 2), (1, 512, 28, 28), (1, 1, 7, 9), (1, 64, 224, 224),
+                  (1, 1, 5, 2061)]:  # fmt: skip
+        assert takes(shape), shape
+    assert takes((1, 1, 8, 8), ceil_mode=1)  # (no window past the end)
+    assert not takes((1, 1, 8, 9), ceil_mode=1)
+    assert not takes((1, 1, 9, 8), ceil_mode=1)
+    for pads in ([1, 1, 1, 1], [1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 1]):
+        assert not takes((1, 1, 8, 8), pads=pads), pads
+    assert not takes((1, 1, 8, 8), strides=[1, 1])
+    assert not takes((1, 1, 8, 8), strides=[2, 1])
+    assert not takes((1, 1, 9, 9), dilations=[2, 2])
+    assert not takes((1, 1, 9, 9), kernel_shape=(3, 3))
+    assert not takes((1, 1, 9, 9), kernel_shape=(2, 3))
+
+
 def _planar_dims(shape, kernel_shape, attrs, storage_order=0):
     """The planar kernel's dims for these NCHW attributes, in this storage order."""
     from fastpool._api import _geometry
