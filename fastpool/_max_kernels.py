@@ -647,7 +647,7 @@ def _special_flags(bits, lo, hi, special_mask, special_inf):
     smallest signed integer the second (bit pattern = the type's minimum). Min/max
     reductions vectorise best; the magnitudes are cast back to the bits' type (numba widens
     ``&`` to 64 bits, which made the float32 loop three times slower). One integer, not a
-    pair of flags: see _pair_task."""
+    pair of flags: see _window_task."""
     largest = same_type(bits[lo] & special_mask, special_mask)
     smallest = bits[lo]
     for i in range(lo, hi):
@@ -1278,7 +1278,7 @@ def _window_pairs(dims, wide):
     """Whether the planar kernel takes 2x2 windows at stride 2 with Indices one at a time
     (_pair_windows) rather than through rows of pitch column maxima (the flat stretches):
     on rows of at least 24 windows, all of whose taps are inside the plane. (The parallel
-    entry takes calls whose taps are all inside through _pair_task instead, on rows of any
+    entry takes calls whose taps are all inside through _window_task instead, on rows of any
     length: this rule is the serial entry's, and that of windows across the ends.) On shorter
     rows LLVM leaves the loop scalar and, there, turns the selects of the positions into
     branches, which the data mispredict: 6x slower than the flat stretches on 14-wide
@@ -1446,7 +1446,7 @@ def _pair_windows(x, y, indices, dims, taps, inf_bits, fill, plane, oh_lo, oh_hi
 @kernel(inline="always")
 def _pairs_inside(dims):
     """Whether the planar kernel's parallel entry pools a call with Indices through
-    _pair_task: 2x2 windows at stride 2, undilated, every tap of every window inside the
+    _window_task: 2x2 windows at stride 2, undilated, every tap of every window inside the
     plane (no pads, no ceil_mode window past the end)."""
     return (dims[P_KH] == 2 and dims[P_KW] == 2 and dims[P_SH] == 2 and dims[P_SW] == 2
             and dims[P_DH] == 1 and dims[P_DW] == 1 and dims[P_PH] == 0
@@ -1457,7 +1457,7 @@ def _pairs_inside(dims):
 @kernel()
 def _rows_exact(x, y, indices, dims, taps, inf_bits, fill, plane, oh_lo, oh_hi):
     """Output rows oh_lo..oh_hi-1 of a plane, with Indices, window by window with the exact
-    ``replaces`` (for rows holding a NaN). Compiled on its own, so that _pair_task calls it
+    ``replaces`` (for rows holding a NaN). Compiled on its own, so that _window_task calls it
     instead of inlining it (see there)."""
     for oh in range(oh_lo, oh_hi):
         _windows_exact(x, y, indices, True, dims, taps, inf_bits, fill, plane, oh, 0,
@@ -1471,35 +1471,42 @@ def _zero_maxima_rows(x, y, indices, dims, taps, inf_bits, fill, plane, oh_lo, o
 
 
 @kernel(inline="always")
-def _pair_task(x, bits, y, indices, dims, taps, inf_bits, fill, special_mask, special_inf,
-               act_code, act_constants, row_blocks, task):  # fmt: skip
-    """Task ``task`` (a block of output rows of one plane) of a call that _pairs_inside
-    takes: each 2x2 window with its four taps in row-major order (_pair_window), rows of
-    any length.
+def _window_task(x, bits, y, indices, dims, taps, inf_bits, fill, special_mask, special_inf,
+                 act_code, act_constants, row_blocks, task, triples, sortable_fill, first_to,
+                 even_max, even_key, odd_max, odd_key):  # fmt: skip
+    """Task ``task`` (a block of output rows of one plane) of a call with Indices that
+    _pairs_inside takes (each 2x2 window with its four taps in row-major order,
+    _pair_window, on rows of any length) or, with ``triples``, that _window_triples takes
+    (_triple_windows, with its buffers and ``first_to``).
 
     Inlined into the body of the parallel entry's prange loop, and only there: numba marks
     the arrays of such a body ``noalias`` when its own alias analysis finds no two of its
     variables that may share memory (the dispatcher makes sure the outputs share none with
-    the input), and LLVM then vectorises the loop over a row without checking at run time
-    whether the outputs overlap the input. Compiled apart, with those checks, LLVM ran the
-    vector loop only on rows of 28 windows or more and left shorter rows to a scalar loop
-    (float32 on an Intel Xeon, 2026-12-02: 2.0-2.4x the time of the values call on 1x512x28x28,
-    against 0.95-1.05 here, without the check for NaN). So this body holds nothing that the
-    analysis takes for an alias: no helper that returns a tuple or a bool (the check's
-    result is one integer, _special_flags), and the rare paths are calls to kernels compiled
-    on their own."""
+    the input), and LLVM then vectorises the loops that write the outputs without checking
+    at run time whether they overlap the input. Compiled apart, with those checks, LLVM ran
+    the vector loop of 2x2 windows only on rows of 28 windows or more and left shorter rows
+    to a scalar loop (float32 on an Intel Xeon, 2026-12-02: 2.0-2.4x the time of the values
+    call on 1x512x28x28, against 0.95-1.05 here, without the check for NaN). So this body
+    holds nothing that the analysis takes for an alias: no helper that returns a tuple or a
+    bool (the check's result is one integer, _special_flags; _column3 writes its pair), and
+    the rare paths are calls to kernels compiled on their own."""
     H, W, OH, OW = dims[P_H], dims[P_W], dims[P_OH], dims[P_OW]
     plane = task // row_blocks
     block = task - plane * row_blocks
     oh_lo = block * OH // row_blocks
     oh_hi = (block + 1) * OH // row_blocks
     xa = plane * H * W
+    # the input rows these outputs read (3x3/2: clipped to the plane)
+    r_lo = max(0, 2 * oh_lo - dims[P_PH])
+    r_hi = min(H, 2 * (oh_hi - 1) - dims[P_PH] + (3 if triples else 2))
     flags = 0
-    if special_mask != 0:  # (the input rows 2 * oh_lo .. 2 * oh_hi - 1)
-        flags = _special_flags(bits, xa + 2 * oh_lo * W, xa + 2 * oh_hi * W, special_mask,
-                               special_inf)  # fmt: skip
+    if special_mask != 0 and r_lo < r_hi:
+        flags = _special_flags(bits, xa + r_lo * W, xa + r_hi * W, special_mask, special_inf)
     if flags & HOLDS_NAN:
         _rows_exact(x, y, indices, dims, taps, inf_bits, fill, plane, oh_lo, oh_hi)
+    elif triples:
+        _triple_windows(x, y, indices, dims, taps, sortable_fill, plane, oh_lo, oh_hi, even_max,
+                        even_key, odd_max, odd_key, first_to)  # fmt: skip
     else:
         # a tap's position is its offset from the window's first: at1..3
         at0 = np.int32(0)
@@ -1518,8 +1525,8 @@ def _pair_task(x, bits, y, indices, dims, taps, inf_bits, fill, special_mask, sp
                 ya = (plane * OH + oh) * OW
                 for o in range(OW):
                     _pair_window(x, y, indices, ra, W, ya, o, ra, 1, at0, at1, at2, at3)
-        if flags & HOLDS_NEGATIVE_ZERO:
-            _zero_maxima_rows(x, y, indices, dims, taps, inf_bits, fill, plane, oh_lo, oh_hi)
+    if flags == HOLDS_NEGATIVE_ZERO:
+        _zero_maxima_rows(x, y, indices, dims, taps, inf_bits, fill, plane, oh_lo, oh_hi)
     if act_code >= 0:
         _activate_range(y, act_code, act_constants, (plane * OH + oh_lo) * OW,
                         (plane * OH + oh_hi) * OW)  # fmt: skip
@@ -1575,9 +1582,10 @@ def _values_row_by_row(dims, wide):
 
 
 @kernel(inline="always")
-def _column3(x, at0, at1, at2, key_0, key_1, key_2):
-    """The maximum of x[at0], x[at1], x[at2] (taps in row order) and the key of the first
-    holding it."""
+def _column3(x, at0, at1, at2, key_0, key_1, key_2, maxima, keys, k):
+    """maxima[k] = the maximum of x[at0], x[at1], x[at2] (taps in row order), keys[k] = the
+    key of the first holding it. (It writes them rather than return a pair: see
+    _window_task.)"""
     a = to_sortable(x[_u(at0)])
     b = to_sortable(x[_u(at1)])
     take = b > a
@@ -1585,7 +1593,8 @@ def _column3(x, at0, at1, at2, key_0, key_1, key_2):
     key = key_1 if take else key_0
     b = to_sortable(x[_u(at2)])
     take = b > a
-    return (b if take else a), (key_2 if take else key)
+    maxima[_u(k)] = b if take else a
+    keys[_u(k)] = key_2 if take else key
 
 
 @kernel(inline="always")
@@ -1637,9 +1646,9 @@ def _triple_row(y, indices, even_max, even_key, odd_max, odd_key, dims, xa, ya, 
             indices[_u(ya + o)] = at + won if key < OUTSIDE_KEY else -1
 
 
-@kernel()
+@kernel(inline="always")
 def _triple_windows(x, y, indices, dims, taps, sortable_fill, plane, oh_lo, oh_hi, even_max,
-                    even_key, odd_max, odd_key):  # fmt: skip
+                    even_key, odd_max, odd_key, first_to):  # fmt: skip
     """Output rows oh_lo..oh_hi-1 of a plane of 3x3 windows at stride 2, with Indices, for
     data without NaN (with a -0.0, _zero_maxima_exact then redoes the zero maxima).
 
@@ -1652,7 +1661,7 @@ def _triple_windows(x, y, indices, dims, taps, sortable_fill, plane, oh_lo, oh_h
     column-major index (column-major: this measured 0.35-0.66 of the time of the
     rows-first path: float32, float16, uint8, float64). Columns in the pads hold ``fill``
     with key OUTSIDE_KEY, 12, which loses every tie; a window whose key stays 12 or more has
-    no tap inside (index -1).
+    no tap inside (index -1). ``first_to``: _vector_runs(0, OW, wide_items(x))[0].
 
     (Window by window instead, the nine taps in row-major order with a plain ``>`` as in
     _pair_windows, no keys, took 2.6-4.0x the time on 109x109 to 112x112 planes: float32,
@@ -1673,7 +1682,7 @@ def _triple_windows(x, y, indices, dims, taps, sortable_fill, plane, oh_lo, oh_h
         elif i < c_lo or i >= c_hi:
             odd_max[i // 2], odd_key[i // 2] = sortable_fill, OUTSIDE_KEY
     xa = plane * H * W
-    first_to, second_from = _vector_runs(0, OW, wide_items(x))
+    second_from = OW - first_to  # (the second run's start, when first_to < OW)
     for oh in range(oh_lo, oh_hi):
         ya = (plane * OH + oh) * OW
         t_lo, t_hi = taps[0, 0, oh], taps[1, 0, oh]
@@ -1691,21 +1700,17 @@ def _triple_windows(x, y, indices, dims, taps, sortable_fill, plane, oh_lo, oh_h
         ra1 = xa + (r0 + t1) * W - pw
         ra2 = xa + (r0 + t2) * W - pw
         for k in range(k_lo, k_hi):
-            even_max[_u(k)], even_key[_u(k)] = _column3(
-                x, ra0 + 2 * k, ra1 + 2 * k, ra2 + 2 * k, key_0, key_1, key_2
-            )
-            odd_max[_u(k)], odd_key[_u(k)] = _column3(
-                x, ra0 + 2 * k + 1, ra1 + 2 * k + 1, ra2 + 2 * k + 1, key_0, key_1, key_2
-            )
+            _column3(x, ra0 + 2 * k, ra1 + 2 * k, ra2 + 2 * k, key_0, key_1, key_2, even_max,
+                     even_key, k)  # fmt: skip
+            _column3(x, ra0 + 2 * k + 1, ra1 + 2 * k + 1, ra2 + 2 * k + 1, key_0, key_1, key_2,
+                     odd_max, odd_key, k)  # fmt: skip
         if c_lo % 2 == 1 and c_hi > c_lo:  # (the first column inside is odd)
-            k = c_lo // 2
-            odd_max[k], odd_key[k] = _column3(
-                x, ra0 + c_lo, ra1 + c_lo, ra2 + c_lo, key_0, key_1, key_2
-            )
+            _column3(x, ra0 + c_lo, ra1 + c_lo, ra2 + c_lo, key_0, key_1, key_2, odd_max,
+                     odd_key, c_lo // 2)  # fmt: skip
         if c_hi % 2 == 1 and c_hi > c_lo:  # (the last column inside is even)
-            k = c_hi // 2
             i = c_hi - 1
-            even_max[k], even_key[k] = _column3(x, ra0 + i, ra1 + i, ra2 + i, key_0, key_1, key_2)
+            _column3(x, ra0 + i, ra1 + i, ra2 + i, key_0, key_1, key_2, even_max, even_key,
+                     c_hi // 2)  # fmt: skip
         # (one run written as its own call: through the two calls' bounds, LLVM checked the
         # buffers' overlap on every row, and rows of 56 windows took 1.04-1.07x the time)
         if first_to == OW:
@@ -1995,7 +2000,8 @@ def _planar_tasks(
 
         elif want and window_triples:
             _triple_windows(x, y, indices, dims, taps, sortable_fill, plane, oh_lo, oh_hi,
-                            even_max, even_key, odd_max, odd_key)  # fmt: skip
+                            even_max, even_key, odd_max, odd_key,
+                            _vector_runs(0, OW, wide_items(x))[0])  # fmt: skip
 
         elif pitch_rows:
             # Other geometries where the row pass reads rows of pitch column maxima: blocks
@@ -2249,11 +2255,21 @@ def max_pool_planar(
     # one chunk per thread: numba hands each thread an equal share of a prange anyway, and
     # a chunk sets up its own scratch
     chunks = min(tasks, threads)
-    if want and _pairs_inside(dims):
+    triples = want and _window_triples(dims)
+    if triples or (want and _pairs_inside(dims)):  # (see _window_task)
+        sortable_fill = np.full(1, to_sortable(fill), dtype=x.dtype)[0]
+        first_to = _vector_runs(0, dims[P_OW], wide_items(x))[0]
+        n_odd = dims[P_OW] if triples else 0  # (_triple_windows' buffers)
         for chunk in prange(chunks):
+            even_max = np.empty(n_odd + 1, dtype=x.dtype)
+            even_key = np.empty(n_odd + 1, dtype=np.int32)
+            odd_max = np.empty(n_odd, dtype=x.dtype)
+            odd_key = np.empty(n_odd, dtype=np.int32)
             for task in range(chunk * tasks // chunks, (chunk + 1) * tasks // chunks):
-                _pair_task(x, bits, y, indices, dims, taps, inf_bits, fill, special_mask,
-                           special_inf, act_code, act_constants, row_blocks, task)  # fmt: skip
+                _window_task(x, bits, y, indices, dims, taps, inf_bits, fill, special_mask,
+                             special_inf, act_code, act_constants, row_blocks, task, triples,
+                             sortable_fill, first_to, even_max, even_key, odd_max,
+                             odd_key)  # fmt: skip
         return
     for chunk in prange(chunks):
         # the flat stretches' tables, made by each thread for itself: made once before the

@@ -376,7 +376,7 @@ def test_window_pairs_every_row_length(attrs, dtype, entry):
     """2x2 windows at stride 2 with Indices, every tap inside the plane, on rows of 1 to 28
     windows, odd and even sizes (ceil_mode adds a window past the end of odd ones), planes
     split between tasks or not: the parallel entry pools these window by window
-    (_pair_task, see test_pairs_inside), the serial one mostly through the flat
+    (_window_task, see test_pairs_inside), the serial one mostly through the flat
     stretches. Data with many ties, with and without NaN, +-inf and -0.0, both storage
     orders and a fused activation, against the reference."""
     attrs = dict(kernel_shape=[2, 2], strides=[2, 2], **attrs)
@@ -386,7 +386,7 @@ def test_window_pairs_every_row_length(attrs, dtype, entry):
 
 
 def test_pairs_inside():
-    """The parallel entry takes 2x2/2 windows with Indices window by window (_pair_task)
+    """The parallel entry takes 2x2/2 windows with Indices window by window (_window_task)
     exactly when every tap of every window lies inside the plane: whatever the rows'
     length, odd sizes included, but not with pads, ceil_mode windows past the end, other
     kernels, strides or dilations."""
