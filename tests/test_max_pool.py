@@ -359,10 +359,11 @@ TRIPLE_WINDOWS = {
 def test_window_pairs(attrs, dtype, entry):
     """2x2 windows at stride 2 with Indices on rows of at least 24 windows (VGG's layers),
     window by window or through rows of pitch column maxima (see
-    test_window_pairs_take_their_path), both storage orders: data with many ties (the first
-    in row-major order wins), with and without NaN, +-inf and -0.0, planes split between
-    tasks, odd and even sizes, rows whose length is not a multiple of 8 (in two overlapping
-    runs or one, see _vector_runs), rows too long for the flat stretches, with
+    test_window_pairs_take_their_path; the parallel entry takes the windows all inside the
+    plane through _window_task, see test_pairs_inside), both storage orders: data with many
+    ties (the first in row-major order wins), with and without NaN, +-inf and -0.0, planes
+    split between tasks, odd and even sizes, rows whose length is not a multiple of 8 (in two
+    overlapping runs or one, see _vector_runs), rows too long for the flat stretches, with
     windows across their ends, and a fused activation, against the reference."""
     attrs = dict(kernel_shape=[2, 2], strides=[2, 2], **attrs)
     shapes = [(2, 3, 50, 48), (1, 2, 49, 51), (1, 1, 70, 64), (1, 2, 9, 110), (2, 1, 12, 62),
@@ -469,7 +470,8 @@ def test_window_triples(attrs, dtype, entry, triples_path):
     """3x3 windows at stride 2 with Indices on rows of at least 48 windows (the column
     maximum's tap row and the first of the window's columns equal to the maximum, or, where
     the processor has no AVX-512, the rows of pitch column maxima: both paths on every
-    machine), and on rows of 24 to 32 (the flat stretches), both storage orders: data with
+    machine; the parallel entry pools the first in _window_task, the serial one in its task
+    loop), and on rows of 24 to 32 (the flat stretches), both storage orders: data with
     many ties (the first in row-major order wins), with and without NaN, +-inf and -0.0,
     windows with one column or row inside (pads 2), planes split between tasks, odd and
     even sizes, rows of 48 to 57 windows, whose length is or is not a multiple of 8 (one run or two
