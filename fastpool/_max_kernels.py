@@ -1276,22 +1276,24 @@ def _group_argmax(
 @kernel(inline="always")
 def _window_pairs(dims, wide):
     """Whether the planar kernel takes 2x2 windows at stride 2 with Indices one at a time
-    (_pair_windows) rather than through rows of pitch column maxima (the flat stretches):
-    on rows of at least 24 windows, all of whose taps are inside the plane. (The parallel
-    entry takes calls whose taps are all inside through _window_task instead, on rows of any
-    length: this rule is the serial entry's, and that of windows across the ends.) On shorter
-    rows LLVM leaves the loop scalar and, there, turns the selects of the positions into
-    branches, which the data mispredict: 6x slower than the flat stretches on 14-wide
-    rows. Windows across the plane's ends would go one at a time through the exact loop:
-    there the flat stretches took 0.51-0.83 of this path's time (float32, batch 1, planes
-    of 55x55 to 113x113 with pads, AMD Zen 4, 2026-11-27; earlier, for 8- and 16-bit items,
-    this path took 1.09-1.26x on 111x111 with pads 1). Rows of 25 to 31 windows that
-    _vector_runs splits in two take the flat stretches too: there the two overlapping runs
-    nearly double the work (flat: float32 0.84-0.88 of the time on 50x50 to 62x62, float64
-    0.94-1.01; for 8- and 16-bit items, against the one run they took before, float16
-    0.74-0.83 and uint8 0.82-0.98 on 56x56 to 62x62, rows 4 to 7 past a multiple of 8, but
-    0.94-1.23x and 1.06-1.21x on 50x50 and 54x54, 1 to 3 past, which _vector_runs keeps
-    whole). Rows too long for the flat stretches (P_PITCH_ROWS 0) always come here."""
+    (_pair_windows) rather than through rows of pitch column maxima (the flat stretches): on
+    rows of at least 24 windows, all of whose taps are inside the plane. (The parallel entry
+    takes calls whose taps are all inside through _window_task instead, on rows of any
+    length: this rule is the serial entry's, and that of windows across the ends.) On
+    shorter rows LLVM leaves the loop scalar: its vector loop sits behind a run-time test
+    that the outputs do not overlap the input, which LLVM judged worth it from 28 windows on
+    (Intel Xeon, 2026-12-02; on an earlier machine the scalar loop had also turned the
+    selects of the positions into branches, which the data mispredict: 6x slower than the
+    flat stretches on 14-wide rows). Windows across the plane's ends would go one at a time
+    through the exact loop: there the flat stretches took 0.51-0.83 of this path's time
+    (float32, batch 1, planes of 55x55 to 113x113 with pads, AMD Zen 4, 2026-11-27; earlier,
+    for 8- and 16-bit items, this path took 1.09-1.26x on 111x111 with pads 1). Rows of 25
+    to 31 windows that _vector_runs splits in two take the flat stretches too: there the two
+    overlapping runs nearly double the work (flat: float32 0.84-0.88 of the time on 50x50 to
+    62x62, float64 0.94-1.01; for 8- and 16-bit items, against the one run they took before,
+    float16 0.74-0.83 and uint8 0.82-0.98 on 56x56 to 62x62, rows 4 to 7 past a multiple of
+    8, but 0.94-1.23x and 1.06-1.21x on 50x50 and 54x54, 1 to 3 past, which _vector_runs
+    keeps whole). Rows too long for the flat stretches (P_PITCH_ROWS 0) always come here."""
     pairs = (dims[P_KH] == 2 and dims[P_KW] == 2 and dims[P_SH] == 2 and dims[P_SW] == 2
              and dims[P_DH] == 1 and dims[P_DW] == 1 and dims[P_OW] >= 24)  # fmt: skip
     inside = (dims[P_LO_W] == 0 and dims[P_HI_W] == dims[P_OW] and dims[P_PH] == 0

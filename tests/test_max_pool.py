@@ -403,8 +403,10 @@ def test_pairs_inside():
     assert takes((1, 1, 8, 8), ceil_mode=1)  # (no window past the end)
     assert not takes((1, 1, 8, 9), ceil_mode=1)
     assert not takes((1, 1, 9, 8), ceil_mode=1)
-    for pads in ([1, 1, 1, 1], [1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 1]):
+    for pads in ([1, 1, 1, 1], [1, 0, 0, 0], [0, 1, 0, 0]):
         assert not takes((1, 1, 8, 8), pads=pads), pads
+    assert not takes((1, 1, 9, 9), pads=[0, 0, 1, 1])  # (the last window reads a pad)
+    assert takes((1, 1, 8, 8), pads=[0, 0, 1, 1])  # (no window reaches the pads)
     assert not takes((1, 1, 8, 8), strides=[1, 1])
     assert not takes((1, 1, 8, 8), strides=[2, 1])
     assert not takes((1, 1, 9, 9), dilations=[2, 2])
