@@ -1274,6 +1274,22 @@ def _group_argmax(
 
 
 @kernel(inline="always")
+def _two_by_two_stride_2(dims):
+    """Whether the windows are 2x2, undilated, at stride 2 along both axes (VGG's)."""
+    return (dims[P_KH] == 2 and dims[P_KW] == 2 and dims[P_SH] == 2 and dims[P_SW] == 2
+            and dims[P_DH] == 1 and dims[P_DW] == 1)  # fmt: skip
+
+
+@kernel(inline="always")
+def _pairs_inside(dims):
+    """Whether the windows are 2x2 at stride 2, undilated, with every tap of every window
+    inside the plane (no pads, no ceil_mode window past the end): those the planar kernel's
+    parallel entry pools with Indices through _window_task."""
+    return (_two_by_two_stride_2(dims) and dims[P_PH] == 0 and 2 * dims[P_OH] <= dims[P_H]
+            and dims[P_LO_W] == 0 and dims[P_HI_W] == dims[P_OW])  # fmt: skip
+
+
+@kernel(inline="always")
 def _window_pairs(dims, wide):
     """Whether the planar kernel takes 2x2 windows at stride 2 with Indices one at a time
     (_pair_windows) rather than through rows of pitch column maxima (the flat stretches): on
@@ -1294,12 +1310,9 @@ def _window_pairs(dims, wide):
     float16 0.74-0.83 and uint8 0.82-0.98 on 56x56 to 62x62, rows 4 to 7 past a multiple of
     8, but 0.94-1.23x and 1.06-1.21x on 50x50 and 54x54, 1 to 3 past, which _vector_runs
     keeps whole). Rows too long for the flat stretches (P_PITCH_ROWS 0) always come here."""
-    pairs = (dims[P_KH] == 2 and dims[P_KW] == 2 and dims[P_SH] == 2 and dims[P_SW] == 2
-             and dims[P_DH] == 1 and dims[P_DW] == 1 and dims[P_OW] >= 24)  # fmt: skip
-    inside = (dims[P_LO_W] == 0 and dims[P_HI_W] == dims[P_OW] and dims[P_PH] == 0
-              and 2 * dims[P_OH] <= dims[P_H])  # fmt: skip
     ragged = dims[P_OW] < 32 and _vector_runs(0, dims[P_OW], wide)[0] < dims[P_OW]
-    return pairs and ((inside and not ragged) or dims[P_PITCH_ROWS] == 0)
+    return (_two_by_two_stride_2(dims) and dims[P_OW] >= 24
+            and ((_pairs_inside(dims) and not ragged) or dims[P_PITCH_ROWS] == 0))  # fmt: skip
 
 
 @kernel(inline="always")
@@ -1445,24 +1458,13 @@ def _pair_windows(x, y, indices, dims, taps, inf_bits, fill, plane, oh_lo, oh_hi
                        max(ow_from, ow_to), OW)  # fmt: skip
 
 
-@kernel(inline="always")
-def _pairs_inside(dims):
-    """Whether the planar kernel's parallel entry pools a call with Indices through
-    _window_task: 2x2 windows at stride 2, undilated, every tap of every window inside the
-    plane (no pads, no ceil_mode window past the end)."""
-    return (dims[P_KH] == 2 and dims[P_KW] == 2 and dims[P_SH] == 2 and dims[P_SW] == 2
-            and dims[P_DH] == 1 and dims[P_DW] == 1 and dims[P_PH] == 0
-            and 2 * dims[P_OH] <= dims[P_H] and dims[P_LO_W] == 0
-            and dims[P_HI_W] == dims[P_OW])  # fmt: skip
-
-
 @kernel()
-def _rows_exact(x, y, indices, dims, taps, inf_bits, fill, plane, oh_lo, oh_hi):
-    """Output rows oh_lo..oh_hi-1 of a plane, with Indices, window by window with the exact
-    ``replaces`` (for rows holding a NaN). Compiled on its own, so that _window_task calls it
-    instead of inlining it (see there)."""
+def _rows_exact(x, y, indices, want, dims, taps, inf_bits, fill, plane, oh_lo, oh_hi):
+    """Output rows oh_lo..oh_hi-1 of a plane (with Indices if ``want``), window by window
+    with the exact ``replaces``: rows holding a NaN. Compiled on its own, so that
+    _window_task calls it instead of inlining it (see there)."""
     for oh in range(oh_lo, oh_hi):
-        _windows_exact(x, y, indices, True, dims, taps, inf_bits, fill, plane, oh, 0,
+        _windows_exact(x, y, indices, want, dims, taps, inf_bits, fill, plane, oh, 0,
                        dims[P_OW])  # fmt: skip
 
 
@@ -1505,7 +1507,7 @@ def _window_task(x, bits, y, indices, dims, taps, inf_bits, fill, special_mask, 
     if special_mask != 0 and r_lo < r_hi:
         flags = _special_flags(bits, xa + r_lo * W, xa + r_hi * W, special_mask, special_inf)
     if flags & HOLDS_NAN:
-        _rows_exact(x, y, indices, dims, taps, inf_bits, fill, plane, oh_lo, oh_hi)
+        _rows_exact(x, y, indices, True, dims, taps, inf_bits, fill, plane, oh_lo, oh_hi)
     elif triples:
         _triple_windows(x, y, indices, dims, taps, sortable_fill, plane, oh_lo, oh_hi, even_max,
                         even_key, odd_max, odd_key, first_to)  # fmt: skip
@@ -1993,9 +1995,7 @@ def _planar_tasks(
             nan, negative_zero = _specials_held(bits, xa + r_lo * W, xa + r_hi * W,
                                                 special_mask, special_inf)  # fmt: skip
         if nan:  # window by window, exactly
-            for oh in range(oh_lo, oh_hi):
-                _windows_exact(x, y, indices, want, dims, taps, inf_bits, fill, plane, oh, 0,
-                               OW)  # fmt: skip
+            _rows_exact(x, y, indices, want, dims, taps, inf_bits, fill, plane, oh_lo, oh_hi)
 
         elif want and window_pairs:
             _pair_windows(x, y, indices, dims, taps, inf_bits, fill, plane, oh_lo, oh_hi)
