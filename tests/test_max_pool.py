@@ -491,6 +491,66 @@ def _takes_window_triples(shape, attrs, storage_order=0) -> bool:
     return bool(_window_triples.py_func(_planar_dims(shape, [3, 3], attrs, storage_order)))
 
 
+# Run in a child process: a fault there fails the test instead of ending pytest.
+_GUARD_PAGE_CHILD = """
+import ctypes, mmap, sys
+import numpy as np
+import fastpool
+from fastpool import _api
+
+sys.path.insert(0, sys.argv[1])
+from reference import ref_max_pool
+
+page = mmap.PAGESIZE
+shape = (1, 3, 61, 112)  # (3x3/2: rows of 55 windows, _triple_windows)
+nbytes = int(np.prod(shape)) * 4
+n_pages = -(-nbytes // page) + 1
+buffer = mmap.mmap(-1, n_pages * page)
+base = ctypes.addressof(ctypes.c_char.from_buffer(buffer))
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+# the last page unreadable; the input ends right before it
+assert libc.mprotect(base + (n_pages - 1) * page, page, 0) == 0  # PROT_NONE
+start = (n_pages - 1) * page - nbytes
+x = np.frombuffer(buffer, dtype=np.float32, count=nbytes // 4, offset=start).reshape(shape)
+x[...] = np.random.default_rng(0).standard_normal(shape).astype(np.float32).round(1)
+attrs = dict(kernel_shape=[3, 3], strides=[2, 2])
+expected = ref_max_pool(np.array(x), **attrs)
+for serial_below in (0, 1 << 62):  # the parallel entry, then the serial one
+    _api._SERIAL_BELOW = serial_below
+    y, indices = fastpool.max_pool(x, return_indices=True, **attrs)
+    assert np.array_equal(y, expected[0]) and np.array_equal(indices, expected[1])
+print("ok")
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self").exists(), reason="needs Linux (mprotect, mmap)")
+def test_prefetch_past_the_end_of_the_input():
+    """_triple_windows asks for the next task's rows (a prefetch, _task_lead), and the last
+    task's lie past the end of the input. An input ending right before an unreadable page,
+    through both entries: the hint never faults and nothing past the input is read, and the
+    outputs match the reference."""
+    import subprocess
+    import sys
+
+    tests = str(Path(__file__).parent)
+    result = subprocess.run([sys.executable, "-c", _GUARD_PAGE_CHILD, tests],
+                            capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr[-2000:]
+
+
+def test_task_lead():
+    """_task_lead, how far ahead the next task's input rows lie: the next plane with one
+    task a plane, else the rows the next block of output rows reads (stride 2 or 1)."""
+    from fastpool._max_kernels import _task_lead
+
+    dims = _planar_dims((1, 1, 61, 112), [3, 3], {"strides": [2, 2]}, 0)
+    assert _task_lead.py_func(dims, 1, 0, 30) == 61 * 112
+    assert _task_lead.py_func(dims, 3, 10, 20) == 2 * 10 * 112
+    dims = _planar_dims((1, 1, 61, 112), [3, 3], {"pads": [1, 1, 1, 1]}, 0)
+    assert _task_lead.py_func(dims, 4, 15, 30) == 15 * 112
+
+
 def test_window_triples_take_their_path(triples_path):
     """3x3/2 windows with Indices go one at a time (_triple_windows) on rows of 48 windows
     or more where _attrs.WINDOW_TRIPLES (AVX-512) says so, else through the rows of pitch
