@@ -586,6 +586,11 @@ def max_pool_serial(
 # ---- MaxPool, channels first, one or two spatial axes -------------------------------------
 
 
+# int32 0, 1, 2, ...: a column's offset in a row of column maxima (see _pitch_columns).
+# A global array: numba compiles it in as a constant.
+_COLUMN_OFFSETS = np.arange(COLUMN_BLOCK, dtype=np.int32)
+
+
 @kernel(inline="always")
 def _column_max(x, ra, step, n_rows, columns, ca, n, sortable_fill):
     """columns[ca + i] = the maximum (sortable) of x[ra + t * step + i] over the rows t <
@@ -665,16 +670,17 @@ def _specials_held(bits, lo, hi, special_mask, special_inf):
 @kernel(inline="always")
 def _column_argmax(x, ra, step, n_rows, columns, positions, ca, n, at, sortable_fill):
     """_column_max, also writing the position of each column maximum into positions[ca + i]:
-    at + t * step + i for the first row t holding it (int32; -1 when there is no row)."""
+    at + t * step + i for the first row t holding it (int32; -1 when there is no row),
+    made from _COLUMN_OFFSETS (see _pitch_columns): n <= COLUMN_BLOCK."""
     if n_rows <= 0:
         for i in range(n):
             columns[_u(ca + i)] = sortable_fill
             positions[_u(ca + i)] = -1
         return
+    at0, step32 = np.int32(at), np.int32(step)
     if n_rows == 3:  # (one pass, the rows written out)
-        at0, at1, at2 = np.int32(at), np.int32(at + step), np.int32(at + 2 * step)
+        step2 = np.int32(2 * step)
         for i in range(n):
-            i32 = np.int32(i)
             a = to_sortable(x[_u(ra + i)])
             b = to_sortable(x[_u(ra + step + i)])
             c = to_sortable(x[_u(ra + 2 * step + i)])
@@ -682,28 +688,32 @@ def _column_argmax(x, ra, step, n_rows, columns, positions, ca, n, at, sortable_
             m = b if t1 else a
             t2 = c > m
             columns[_u(ca + i)] = c if t2 else m
-            positions[_u(ca + i)] = i32 + (at2 if t2 else (at1 if t1 else at0))
+            p0 = np.int32(_COLUMN_OFFSETS[_u(i)] + at0)
+            p1 = np.int32(p0 + step32)
+            p2 = np.int32(p0 + step2)
+            positions[_u(ca + i)] = p2 if t2 else (p1 if t1 else p0)
         return
     if n_rows == 2:
-        at0, at1 = np.int32(at), np.int32(at + step)
         for i in range(n):
-            i32 = np.int32(i)
             a = to_sortable(x[_u(ra + i)])
             b = to_sortable(x[_u(ra + step + i)])
             t1 = b > a
             columns[_u(ca + i)] = b if t1 else a
-            positions[_u(ca + i)] = i32 + (at1 if t1 else at0)
+            p0 = np.int32(_COLUMN_OFFSETS[_u(i)] + at0)
+            p1 = np.int32(p0 + step32)
+            positions[_u(ca + i)] = p1 if t1 else p0
         return
     for i in range(n):
         columns[_u(ca + i)] = to_sortable(x[_u(ra + i)])
-        positions[_u(ca + i)] = np.int32(at + i)
+        positions[_u(ca + i)] = np.int32(_COLUMN_OFFSETS[_u(i)] + at0)
     for t in range(1, n_rows):
+        at_t = np.int32(at + t * step)
         for i in range(n):
             a, a_at = columns[_u(ca + i)], positions[_u(ca + i)]
             b = to_sortable(x[_u(ra + t * step + i)])
             take = b > a
             columns[_u(ca + i)] = b if take else a
-            positions[_u(ca + i)] = np.int32(at + t * step + i) if take else a_at
+            positions[_u(ca + i)] = np.int32(_COLUMN_OFFSETS[_u(i)] + at_t) if take else a_at
 
 
 @kernel(inline="always")
@@ -727,12 +737,19 @@ def _pitch_columns(
     least those held) at a time. With ``want``, also the position of each column maximum
     (the first, down the column) into ``positions``, counted from the first plane's start
     (int32; -1: no row). Compiled on its own: inside the planar kernel the same loops ran
-    twice as slowly."""
+    twice as slowly.
+
+    (A position is the column's entry in _COLUMN_OFFSETS plus the row's start: counted up
+    beside the loop's index, even cast back to int32 at every step, LLVM derived it from
+    that 64-bit index and computed it in 64-bit lanes, packing each vector to store it.
+    Read from a table it stays in 32-bit lanes, and from a constant one, which no store
+    can overlap, without a run-time check that would keep rows of 16 columns from the
+    vector loop.)"""
     H, W, OH = dims[P_H], dims[P_W], dims[P_OH]
     kh, sh, dh, ph = dims[P_KH], dims[P_SH], dims[P_DH], dims[P_PH]
     pitch, held, fold = dims[P_PITCH], dims[P_HELD], dims[P_FOLD] != 0
     step = dh * W
-    one = np.int32(1)
+    w1, w2 = np.int32(W), np.int32(2 * W)
     # 1. 2 or 3 rows a window: the rows whose taps are all inside the plane, with no decision
     # per row (on rows this short, the decisions and the loop set-up were most of the time).
     # Whole vectors of ``lanes``, as below.
@@ -776,13 +793,9 @@ def _pitch_columns(
             if want and kh == 3:
                 # (the loops written out, with positions: through the inlined
                 # _column_argmax, the same loop ran 6-11x slower on an Intel Xeon with
-                # AVX-512, on 12x12 to 14x14 planes. The positions count up in int32 beside
-                # i: from the int64 i, LLVM made them in 64-bit lanes and packed them, and
-                # 3x3/2 layers with Indices took 1.04x the time, 2x2/2 1.05x, on the AVX2
-                # AMD EPYC (Zen) machine)
+                # AVX-512, on 12x12 to 14x14 planes)
                 for _ in range(u, u_hi):
-                    at = ra - p_first * H * W
-                    at0, at1, at2 = np.int32(at), np.int32(at + W), np.int32(at + 2 * W)
+                    at = np.int32(ra - p_first * H * W)
                     for i in range(lanes):
                         a = to_sortable(x[_u(ra + i)])
                         b = to_sortable(x[_u(ra + W + i)])
@@ -791,23 +804,25 @@ def _pitch_columns(
                         m = b if t1 else a
                         t2 = c > m
                         columns[_u(ca + i)] = c if t2 else m
-                        positions[_u(ca + i)] = at2 if t2 else (at1 if t1 else at0)
-                        at0, at1, at2 = at0 + one, at1 + one, at2 + one
+                        p0 = np.int32(_COLUMN_OFFSETS[_u(i)] + at)
+                        p1 = np.int32(p0 + w1)
+                        p2 = np.int32(p0 + w2)
+                        positions[_u(ca + i)] = p2 if t2 else (p1 if t1 else p0)
                     if fold:
                         _fold_argmax(columns, positions, ca + pitch - 1)
                     ra += sh * W
                     ca += pitch
             elif want:  # (kh == 2)
                 for _ in range(u, u_hi):
-                    at = ra - p_first * H * W
-                    at0, at1 = np.int32(at), np.int32(at + W)
+                    at = np.int32(ra - p_first * H * W)
                     for i in range(lanes):
                         a = to_sortable(x[_u(ra + i)])
                         b = to_sortable(x[_u(ra + W + i)])
                         t1 = b > a
                         columns[_u(ca + i)] = b if t1 else a
-                        positions[_u(ca + i)] = at1 if t1 else at0
-                        at0, at1 = at0 + one, at1 + one
+                        p0 = np.int32(_COLUMN_OFFSETS[_u(i)] + at)
+                        p1 = np.int32(p0 + w1)
+                        positions[_u(ca + i)] = p1 if t1 else p0
                     if fold:
                         _fold_argmax(columns, positions, ca + pitch - 1)
                     ra += sh * W
