@@ -1289,9 +1289,9 @@ def _group_argmax(
 
 
 @kernel(inline="always")
-def _two_by_two_stride_2(dims):
-    """Whether the windows are 2x2, undilated, at stride 2 along both axes (VGG's)."""
-    return (dims[P_KH] == 2 and dims[P_KW] == 2 and dims[P_SH] == 2 and dims[P_SW] == 2
+def _square_stride_2(dims, k):
+    """Whether the windows are k x k, undilated, at stride 2 along both axes (2x2: VGG's)."""
+    return (dims[P_KH] == k and dims[P_KW] == k and dims[P_SH] == 2 and dims[P_SW] == 2
             and dims[P_DH] == 1 and dims[P_DW] == 1)  # fmt: skip
 
 
@@ -1300,7 +1300,7 @@ def _pairs_inside(dims):
     """Whether the windows are 2x2 at stride 2, undilated, with every tap of every window
     inside the plane (no pads, no ceil_mode window past the end): those the planar kernel's
     parallel entry pools with Indices through _window_task."""
-    return (_two_by_two_stride_2(dims) and dims[P_PH] == 0 and 2 * dims[P_OH] <= dims[P_H]
+    return (_square_stride_2(dims, 2) and dims[P_PH] == 0 and 2 * dims[P_OH] <= dims[P_H]
             and dims[P_LO_W] == 0 and dims[P_HI_W] == dims[P_OW])  # fmt: skip
 
 
@@ -1326,7 +1326,7 @@ def _window_pairs(dims, wide):
     8, but 0.94-1.23x and 1.06-1.21x on 50x50 and 54x54, 1 to 3 past, which _vector_runs
     keeps whole). Rows too long for the flat stretches (P_PITCH_ROWS 0) always come here."""
     ragged = dims[P_OW] < 32 and _vector_runs(0, dims[P_OW], wide)[0] < dims[P_OW]
-    return (_two_by_two_stride_2(dims) and dims[P_OW] >= 24
+    return (_square_stride_2(dims, 2) and dims[P_OW] >= 24
             and ((_pairs_inside(dims) and not ragged) or dims[P_PITCH_ROWS] == 0))  # fmt: skip
 
 
@@ -1581,13 +1581,6 @@ def _window_task(x, bits, y, indices, dims, taps, inf_bits, fill, special_mask, 
 
 
 @kernel(inline="always")
-def _three_by_three_stride_2(dims):
-    """Whether the windows are 3x3, undilated, at stride 2 along both axes."""
-    return (dims[P_KH] == 3 and dims[P_KW] == 3 and dims[P_SH] == 2 and dims[P_SW] == 2
-            and dims[P_DH] == 1 and dims[P_DW] == 1)  # fmt: skip
-
-
-@kernel(inline="always")
 def _window_triples(dims):
     """Whether the planar kernel takes 3x3 windows at stride 2 with Indices through
     _triple_windows: on rows of at least 48 of them. On an Intel Xeon (AVX-512), against
@@ -1611,7 +1604,7 @@ def _window_triples(dims):
     rows of over 64Ki columns to the general kernel, whose scratch is smaller; the bound
     keeps this kernel right on its own.)"""
     return (
-        _three_by_three_stride_2(dims)
+        _square_stride_2(dims, 3)
         and dims[P_OW] >= 48
         and dims[P_W] < (1 << 29)
         and (dims[P_WINDOW_TRIPLES] != 0 or dims[P_PITCH_ROWS] == 0)
@@ -1626,7 +1619,7 @@ def _values_row_by_row(dims, wide):
     row by row took 0.85 of the time (float32, batch 8; about 0.95 at batch 1) and
     0.81-0.95 (float64) on the CNN layers of 54x54 to 56x56 planes, but 1.4-1.9x for
     float16 and uint8, whose rows of 33 to 64 fill at most two vectors (uint8: one)."""
-    return wide and _three_by_three_stride_2(dims) and dims[P_W] > 32
+    return wide and _square_stride_2(dims, 3) and dims[P_W] > 32
 
 
 @kernel(inline="always")
