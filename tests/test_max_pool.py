@@ -590,37 +590,30 @@ def test_3x3_stride_2_on_rows_of_33_to_64(attrs, dtype, entry):
     check_with_ties_and_relu(attrs, dtype, [(1, 3, 41, 47), (2, 2, 36, 33), (1, 2, 20, 64)])
 
 
+@pytest.mark.parametrize("triples_path", ["pitch-rows"], indirect=True)
 @pytest.mark.parametrize("dtype", ALL_DTYPES, ids=DTYPE_IDS)
-def test_pitch_rows_at_their_widest(dtype, entry, monkeypatch):
+def test_pitch_rows_at_their_widest(dtype, entry, triples_path):
     """Indices through rows of pitch column maxima as wide as they come (a pitch of
     COLUMN_BLOCK / 2 columns, and with 3x3/2 one column past it folded into the last: 2,064
     columns pooled at a time), whose positions are read from the table _COLUMN_OFFSETS:
     3x2 and 3x3 windows at stride 2 on rows of 2,048 and 2,049, with a pad row above (rows
     with a tap outside the plane), against the reference. (3x3/2 through the pitch rows on
     every machine, as where the processor has no AVX-512.)"""
-    from fastpool import _api, _attrs
     from fastpool._attrs import COLUMN_BLOCK, P_FOLD, P_PITCH, P_PITCH_ROWS, P_WINDOW_TRIPLES
     from fastpool._max_kernels import _COLUMN_OFFSETS
 
-    monkeypatch.setattr(_attrs, "WINDOW_TRIPLES", False)
-    _api._PLANS.clear()
-    _attrs.resolve_geometry.cache_clear()
     assert np.array_equal(_COLUMN_OFFSETS, np.arange(COLUMN_BLOCK))
     cases = [
         (2048, dict(kernel_shape=[3, 2], strides=[2, 2]), 0),
         (2049, dict(kernel_shape=[3, 2], strides=[2, 2], pads=[1, 0, 0, 0]), 0),
         (2049, dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 0, 0, 0]), 1),
     ]
-    try:
-        for width, attrs, fold in cases:
-            shape = (1, 2, 9, width)
-            dims = _planar_dims(shape, attrs["kernel_shape"], attrs)
-            assert dims[P_PITCH_ROWS] != 0 and dims[P_WINDOW_TRIPLES] == 0, attrs
-            assert dims[P_PITCH] == COLUMN_BLOCK // 2 and dims[P_FOLD] == fold, attrs
-            check_with_ties_and_relu(attrs, dtype, [shape])
-    finally:
-        _api._PLANS.clear()
-        _attrs.resolve_geometry.cache_clear()
+    for width, attrs, fold in cases:
+        shape = (1, 2, 9, width)
+        dims = _planar_dims(shape, attrs["kernel_shape"], attrs)
+        assert dims[P_PITCH_ROWS] != 0 and dims[P_WINDOW_TRIPLES] == 0, attrs
+        assert dims[P_PITCH] == COLUMN_BLOCK // 2 and dims[P_FOLD] == fold, attrs
+        check_with_ties_and_relu(attrs, dtype, [shape])
 
 
 def test_vector_runs_split_rows():
