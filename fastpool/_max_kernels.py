@@ -41,6 +41,8 @@ selects into branches, which random data mispredict: such rows take the flat str
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 from numba import prange
 
@@ -85,6 +87,7 @@ from fastpool._ordering import (
     as_unsigned,
     from_sortable,
     greater,
+    index_words,
     may_be_nan,
     order_key,
     replaces,
@@ -1000,6 +1003,26 @@ def _flat_rows(
             y[_u(y_at + e)] = from_sortable(y[_u(y_at + e)])
 
 
+# Indices stored as pairs of uint32 (index_words): which of the two holds the low half
+LOW_WORD = 0 if sys.byteorder == "little" else 1
+NO_POSITION = np.uint32(0xFFFFFFFF)  # (-1 as uint32: no row, or a masked tap)
+
+
+@kernel(inline="always")
+def _put_index(words, e, won, base):
+    """Index e of ``words`` (index_words) = base + won, or -1 where won is NO_POSITION
+    (won: a position >= 0, an int32 seen as uint32). As pairs of uint32: the low halves
+    added with their carry."""
+    if words.itemsize == 8:
+        words[_u(e)] = base + np.int32(won) if won != NO_POSITION else -1
+    else:
+        lo = np.uint32(won + np.uint32(base & 0xFFFFFFFF))
+        hi = np.uint32(np.uint32(base >> 32) + np.uint32(lo < won))
+        found = won != NO_POSITION
+        words[_u(2 * e + LOW_WORD)] = lo if found else NO_POSITION
+        words[_u(2 * e + 1 - LOW_WORD)] = hi if found else NO_POSITION
+
+
 @kernel(inline="always")
 def _flat_rows_argmax(
     columns, positions, column_of, y, indices, y_at, n, guard, held, sw, kw, dw, pw,
@@ -1032,7 +1055,8 @@ def _flat_rows_argmax(
         # before, taps 0 and 1 need no column masks; a 3x3 window's tap 2 is never free, as
         # the last window's is in the pads or the column folded into the one before it
         # (_attrs).
-        none = np.uint32(0xFFFFFFFF)
+        none = NO_POSITION
+        words = index_words(indices, columns)
         if free >= 2 and kw == 2:
             # (no even columns kept aside, and the values and indices written out in the
             # same loop: 2x2/2 with Indices took 0.71-0.83 of the time of the general loops
@@ -1043,8 +1067,7 @@ def _flat_rows_argmax(
                 ua, ub = np.uint32(a_at), np.uint32(b_at)
                 take = (b > a) | ((b == a) & (ub < ua))
                 y[_u(y_at + e)] = from_sortable(b if take else a)
-                won = b_at if take else a_at
-                indices[_u(y_at + e)] = base + won if won >= 0 else -1
+                _put_index(words, y_at + e, ub if take else ua, base)
             return
         # 3x3 takes two loops whether or not there is a pad before: taps 0 and 1, keeping
         # tap 0 aside, then tap 2 from it. (One loop reading tap 2 through a view two
@@ -1085,13 +1108,11 @@ def _flat_rows_argmax(
                 take = inside & ((b > a) | ((b == a) & (ub < ua)))
                 # (written out here: a pass of its own was 1.1x the row pass's time)
                 y[_u(y_at + e)] = from_sortable(b if take else a)
-                won = b_at if take else a_at
-                indices[_u(y_at + e)] = base + won if won >= 0 else -1
+                _put_index(words, y_at + e, ub if take else ua, base)
             return
         for e in range(n):
             y[_u(y_at + e)] = from_sortable(best[_u(e)])
-            a_at = best_at[_u(e)]
-            indices[_u(y_at + e)] = base + a_at if a_at >= 0 else -1
+            _put_index(words, y_at + e, np.uint32(best_at[_u(e)]), base)
         return
     for e in range(n):
         y[_u(y_at + e)] = sortable_fill
@@ -1222,6 +1243,7 @@ def _group_argmax(
                 columns[_u(i)] = b if take else a
                 group_at[_u(i)] = np.int32(i) + offset32 if take else at
     # 2. down the columns: tap t of output e reads columns[e + (t * dh - ph) * W]
+    words = index_words(indices, columns)
     e_lo, e_hi = 0, 0
     if kh == 3 and dh == 1 and ph == 1:
         # the centre row first, as above: every window holds its own value, so the row
@@ -1245,7 +1267,8 @@ def _group_argmax(
             take = (r < hi2) & (b > a)
             y[_u(ga + e)] = from_sortable(b if take else a)
             keep = np.int32(take) - one
-            indices[_u(ga + e)] = ((at & keep) | (b_at & ~keep)) + ga
+            won = np.uint32((at & keep) | (b_at & ~keep))
+            _put_index(words, ga + e, won, ga)
     elif kh == 3 and dh == 1:
         e_lo = min(n, max(0, ph * W))
         e_hi = max(e_lo, min(n, n - (2 - ph) * W))
@@ -1266,7 +1289,7 @@ def _group_argmax(
             a = b if take else a
             at = b_at if take else at
             y[_u(ga + e)] = from_sortable(a)
-            indices[_u(ga + e)] = at + ga if at >= 0 else -1
+            _put_index(words, ga + e, np.uint32(at), ga)
     for part in range(2):
         e_from, e_to = (0, e_lo) if part == 0 else (e_hi, n)
         for e in range(e_from, e_to):

@@ -136,6 +136,22 @@ def _wide_items(values):
     return lambda values: wide
 
 
+def index_words(indices, values):
+    """The int64 ``indices`` as the array the kernels store them through, for pooling
+    ``values``: pairs of uint32 where the items are narrower than 8 bytes, else int64
+    (Python stub; the kernels use the overload, a view either way). LLVM sizes a loop's
+    vectors by its widest type, and prefers 256 bits here: a loop storing int64 Indices ran
+    4 lanes a vector, one storing pairs of uint32 runs 8, as its float32 values do."""
+    return indices.view(np.int64 if values.itemsize == 8 else np.uint32)
+
+
+@overload(index_words, inline="always")
+def _index_words(indices, values):
+    if values.dtype.bitwidth == 64:
+        return lambda indices, values: indices.view(np.int64)
+    return lambda indices, values: indices.view(np.uint32)
+
+
 @overload(same_type, inline="always")
 def _same_type(value, like):
     target = like  # a numba type, callable as a cast in compiled code

@@ -616,6 +616,30 @@ def test_pitch_rows_at_their_widest(dtype, entry, triples_path):
         check_with_ties_and_relu(attrs, dtype, [shape])
 
 
+@pytest.mark.parametrize("value_dtype", ["float32", "uint16", "uint8", "int8", "float64"])
+def test_indices_stored_as_words(value_dtype):
+    """_put_index through index_words: the kernels' loops that store Indices as pairs of
+    uint32 (items narrower than 8 bytes) or as int64 give base + position, or -1 for
+    NO_POSITION, whatever the base: the low halves carried into the high ones, on bases
+    around 2**32 and beyond (inputs of more than 4G items, too large to pool in a test)."""
+    from fastpool._max_kernels import NO_POSITION, _put_index
+    from fastpool._ordering import index_words
+
+    @numba.njit
+    def store(indices, values, positions, base):
+        words = index_words(indices, values)
+        for e in range(positions.shape[0]):
+            _put_index(words, e, positions[e], base)
+
+    values = np.zeros(1, value_dtype)
+    positions = np.array([0, 1, 5, 2**31 - 1, int(NO_POSITION), 2**31 - 2], dtype=np.uint32)
+    for base in (0, 7, 2**31, 2**32 - 1, 2**32 - 5, 2**32, 2**40 + 3, 2**62):
+        indices = np.full(positions.shape[0], 123, dtype=np.int64)
+        store(indices, values, positions, base)
+        expected = [-1 if p == NO_POSITION else base + int(p) for p in positions]
+        assert indices.tolist() == expected, (value_dtype, base)
+
+
 def test_vector_runs_split_rows():
     """_vector_runs, which splits the rows of _pair_windows and _triple_windows: a row of at
     least 24 windows whose length is not a multiple of 8 (for 8- and 16-bit items: 4 to 7
