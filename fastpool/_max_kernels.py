@@ -1012,7 +1012,9 @@ NO_POSITION = np.uint32(0xFFFFFFFF)  # (-1 as uint32: no row, or a masked tap)
 def _put_index(words, e, won, base):
     """Index e of ``words`` (index_words) = base + won, or -1 where won is NO_POSITION
     (won: a position >= 0, an int32 seen as uint32). As pairs of uint32: the low halves
-    added with their carry."""
+    added with their carry. (It takes only the array it stores through: given both the
+    int64 Indices and their uint32 view, numba's inlining lost the int64 stores in one loop
+    of _flat_rows_argmax, and float64 Indices were left unwritten.)"""
     if words.itemsize == 8:
         words[_u(e)] = base + np.int32(won) if won != NO_POSITION else -1
     else:
