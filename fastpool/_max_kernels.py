@@ -1323,10 +1323,27 @@ def _square_stride_2(dims, k):
 @kernel(inline="always")
 def _pairs_inside(dims):
     """Whether the windows are 2x2 at stride 2, undilated, with every tap of every window
-    inside the plane (no pads, no ceil_mode window past the end): those the planar kernel's
-    parallel entry pools with Indices through _window_task."""
+    inside the plane (no pads, no ceil_mode window past the end): of those, the planar
+    kernel's parallel entry pools with Indices through _window_task the ones _task_pairs
+    picks."""
     return (_square_stride_2(dims, 2) and dims[P_PH] == 0 and 2 * dims[P_OH] <= dims[P_H]
             and dims[P_LO_W] == 0 and dims[P_HI_W] == dims[P_OW])  # fmt: skip
+
+
+@kernel(inline="always")
+def _task_pairs(dims, x):
+    """Whether the parallel entry pools 2x2/2 windows with Indices through _window_task:
+    those _pairs_inside takes, on rows of at least 8 windows, or of any length for
+    column-major Indices and 8-byte items. On shorter rows the vector loop covers at most
+    one vector of a row, and the flat stretches, which take many planes in one loop, took
+    0.81-0.84 of its time on row-major Indices (float32, 1x512x12x12 and 1x512x14x14, rows
+    of 6 and 7 windows; uint8 0.78-0.89), but 1.15-1.21x for column-major ones, which they
+    convert at the end (_as_column_major), and 1.03-1.09x for float64, whose Indices they
+    store as int64 (see index_words); on rows of 8 the two were even, and from 10 windows
+    on the flat stretches took 1.11-1.32x (Intel Xeon, kernel entries, batch 1,
+    2026-12-03)."""
+    short_rows_flat = dims[P_COLUMN_MAJOR] == 0 and x.itemsize < 8
+    return _pairs_inside(dims) and (dims[P_OW] >= 8 or not short_rows_flat)
 
 
 @kernel(inline="always")
@@ -1547,8 +1564,8 @@ def _window_task(x, bits, y, indices, dims, taps, inf_bits, fill, special_mask, 
                  act_code, act_constants, row_blocks, task, triples, sortable_fill, first_to,
                  even_max, even_key, odd_max, odd_key):  # fmt: skip
     """Task ``task`` (a block of output rows of one plane) of a call with Indices that
-    _pairs_inside takes (each 2x2 window with its four taps in row-major order,
-    _pair_window, on rows of any length) or, with ``triples``, that _window_triples takes
+    _task_pairs takes (each 2x2 window with its four taps in row-major order,
+    _pair_window) or, with ``triples``, that _window_triples takes
     (_triple_windows, with its buffers and ``first_to``).
 
     Inlined into the body of the parallel entry's prange loop, and only there: numba marks
@@ -2323,7 +2340,7 @@ def max_pool_planar(
     # a chunk sets up its own scratch
     chunks = min(tasks, threads)
     triples = want and _window_triples(dims)
-    if triples or (want and _pairs_inside(dims)):  # (see _window_task)
+    if triples or (want and _task_pairs(dims, x)):  # (see _window_task)
         sortable_fill = np.full(1, to_sortable(fill), dtype=x.dtype)[0]
         first_to = _vector_runs(0, dims[P_OW], wide_items(x))[0]
         n_odd = dims[P_OW] if triples else 0  # (_triple_windows' buffers)

@@ -377,20 +377,21 @@ def test_window_pairs_every_row_length(attrs, dtype, entry):
     """2x2 windows at stride 2 with Indices, every tap inside the plane, on rows of 1 to 28
     windows, odd and even sizes (ceil_mode adds a window past the end of odd ones), planes
     split between tasks or not: the parallel entry pools these window by window
-    (_window_task, see test_pairs_inside), the serial one mostly through the flat
-    stretches. Data with many ties, with and without NaN, +-inf and -0.0, both storage
-    orders and a fused activation, against the reference."""
+    (_window_task, see test_pairs_inside), except rows of under 8 windows with row-major
+    Indices of items under 8 bytes (test_task_pairs), and the serial one mostly through
+    the flat stretches. Data with many ties, with and without NaN, +-inf and -0.0, both
+    storage orders and a fused activation, against the reference."""
     attrs = dict(kernel_shape=[2, 2], strides=[2, 2], **attrs)
     shapes = [(1, 3, 28, 28), (2, 2, 14, 14), (1, 5, 12, 13), (1, 1, 7, 9), (3, 1, 2, 2),
-              (1, 4, 56, 57), (9, 2, 8, 6)]  # fmt: skip
+              (1, 4, 56, 57), (9, 2, 8, 6), (2, 3, 16, 17)]  # fmt: skip
     check_with_ties_and_relu(attrs, dtype, shapes)
 
 
 def test_pairs_inside():
-    """The parallel entry takes 2x2/2 windows with Indices window by window (_window_task)
-    exactly when every tap of every window lies inside the plane: whatever the rows'
-    length, odd sizes included, but not with pads, ceil_mode windows past the end, other
-    kernels, strides or dilations."""
+    """2x2/2 windows that the parallel entry may take window by window with Indices
+    (_window_task, as test_task_pairs picks): exactly those with every tap of every window
+    inside the plane, whatever the rows' length, odd sizes included, but not with pads,
+    ceil_mode windows past the end, other kernels, strides or dilations."""
     from fastpool._max_kernels import _pairs_inside
 
     def takes(shape, kernel_shape=(2, 2), **attrs):
@@ -412,6 +413,28 @@ def test_pairs_inside():
     assert not takes((1, 1, 9, 9), dilations=[2, 2])
     assert not takes((1, 1, 9, 9), kernel_shape=(3, 3))
     assert not takes((1, 1, 9, 9), kernel_shape=(2, 3))
+
+
+def test_task_pairs():
+    """Of the windows _pairs_inside takes, the parallel entry leaves rows of under 8 windows
+    to the flat stretches where the Indices are row-major and the items narrower than 8
+    bytes, and takes all others window by window."""
+    from fastpool._max_kernels import _task_pairs
+
+    def takes(shape, dtype, storage_order=0, **attrs):
+        dims = _planar_dims(shape, [2, 2], {"strides": [2, 2], **attrs}, storage_order)
+        return bool(_task_pairs.py_func(dims, np.empty(1, dtype)))
+
+    for dtype in (np.float32, np.uint16, np.int8, np.uint8):  # (uint16: the 16-bit floats)
+        for shape in [(1, 512, 14, 14), (1, 1, 15, 15), (1, 1, 2, 2), (8, 64, 12, 12)]:
+            assert not takes(shape, dtype), (shape, dtype)
+            assert takes(shape, dtype, storage_order=1), (shape, dtype)
+        for shape in [(1, 1, 16, 16), (1, 1, 2, 17), (1, 512, 28, 28), (1, 64, 224, 224)]:
+            assert takes(shape, dtype), (shape, dtype)
+            assert takes(shape, dtype, storage_order=1), (shape, dtype)
+        assert not takes((1, 1, 16, 16), dtype, pads=[1, 1, 1, 1])  # (not _pairs_inside)
+    for shape in [(1, 512, 14, 14), (1, 1, 2, 2), (1, 512, 28, 28)]:
+        assert takes(shape, np.float64), shape
 
 
 def _planar_dims(shape, kernel_shape, attrs, storage_order=0):
