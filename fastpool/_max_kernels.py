@@ -1333,17 +1333,18 @@ def _pairs_inside(dims):
 @kernel(inline="always")
 def _task_pairs(dims, x):
     """Whether the parallel entry pools 2x2/2 windows with Indices through _window_task:
-    those _pairs_inside takes, on rows of at least 8 windows, or of any length for
-    column-major Indices and 8-byte items. On shorter rows the vector loop covers at most
-    one vector of a row, and the flat stretches, which take many planes in one loop, took
-    0.81-0.84 of its time on row-major Indices (float32, 1x512x12x12 and 1x512x14x14, rows
-    of 6 and 7 windows; uint8 0.78-0.89), but 1.15-1.21x for column-major ones, which they
-    convert at the end (_as_column_major), and 1.03-1.09x for float64, whose Indices they
-    store as int64 (see index_words); on rows of 8 the two were even, and from 10 windows
-    on the flat stretches took 1.11-1.32x (Intel Xeon, kernel entries, batch 1,
+    those _pairs_inside takes, on rows of at least 8 windows (24 for the 16-bit floats), or
+    of any length for column-major Indices and 8-byte items. On shorter rows the flat
+    stretches, which take many planes in one loop, took 0.80-0.89 of _window_task's time on
+    row-major Indices on rows of 6 and 7 windows (1x512x12x12 and 1x512x14x14: float32 and
+    uint8; float16 0.55-0.64, and 0.81-0.99 on rows of 8 to 22), but 1.15-1.21x for
+    column-major ones, which they convert at the end (_as_column_major), and 1.03-1.09x for
+    float64, whose Indices they store as int64 (see index_words). From 8 windows on they took
+    1.01-1.32x for float32 and 1.03-1.47x for uint8 (Intel Xeon, kernel entries, batch 1,
     2026-12-03)."""
     short_rows_flat = dims[P_COLUMN_MAJOR] == 0 and x.itemsize < 8
-    return _pairs_inside(dims) and (dims[P_OW] >= 8 or not short_rows_flat)
+    shortest = 24 if x.itemsize == 2 else 8  # (windows a row)
+    return _pairs_inside(dims) and (dims[P_OW] >= shortest or not short_rows_flat)
 
 
 @kernel(inline="always")

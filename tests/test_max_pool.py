@@ -377,13 +377,15 @@ def test_window_pairs_every_row_length(attrs, dtype, entry):
     """2x2 windows at stride 2 with Indices, every tap inside the plane, on rows of 1 to 28
     windows, odd and even sizes (ceil_mode adds a window past the end of odd ones), planes
     split between tasks or not: the parallel entry pools these window by window
-    (_window_task, see test_pairs_inside), except rows of under 8 windows with row-major
-    Indices of items under 8 bytes (test_task_pairs), and the serial one mostly through
+    (_window_task, see test_pairs_inside), except rows of under 8 windows (16-bit floats:
+    24) with row-major Indices of items under 8 bytes (test_task_pairs), and the serial one
+    mostly through
     the flat stretches. Data with many ties, with and without NaN, +-inf and -0.0, both
     storage orders and a fused activation, against the reference."""
     attrs = dict(kernel_shape=[2, 2], strides=[2, 2], **attrs)
     shapes = [(1, 3, 28, 28), (2, 2, 14, 14), (1, 5, 12, 13), (1, 1, 7, 9), (3, 1, 2, 2),
-              (1, 4, 56, 57), (9, 2, 8, 6), (2, 3, 16, 17)]  # fmt: skip
+              (1, 4, 56, 57), (9, 2, 8, 6), (2, 3, 16, 17), (1, 2, 46, 47),
+              (1, 1, 48, 49)]  # fmt: skip
     check_with_ties_and_relu(attrs, dtype, shapes)
 
 
@@ -417,8 +419,8 @@ def test_pairs_inside():
 
 def test_task_pairs():
     """Of the windows _pairs_inside takes, the parallel entry leaves rows of under 8 windows
-    to the flat stretches where the Indices are row-major and the items narrower than 8
-    bytes, and takes all others window by window."""
+    (24 for the 16-bit floats) to the flat stretches where the Indices are row-major and
+    the items narrower than 8 bytes, and takes all others window by window."""
     from fastpool._max_kernels import _task_pairs
 
     def takes(shape, dtype, storage_order=0, **attrs):
@@ -426,13 +428,16 @@ def test_task_pairs():
         return bool(_task_pairs.py_func(dims, np.empty(1, dtype)))
 
     for dtype in (np.float32, np.uint16, np.int8, np.uint8):  # (uint16: the 16-bit floats)
-        for shape in [(1, 512, 14, 14), (1, 1, 15, 15), (1, 1, 2, 2), (8, 64, 12, 12)]:
-            assert not takes(shape, dtype), (shape, dtype)
-            assert takes(shape, dtype, storage_order=1), (shape, dtype)
-        for shape in [(1, 1, 16, 16), (1, 1, 2, 17), (1, 512, 28, 28), (1, 64, 224, 224)]:
-            assert takes(shape, dtype), (shape, dtype)
-            assert takes(shape, dtype, storage_order=1), (shape, dtype)
-        assert not takes((1, 1, 16, 16), dtype, pads=[1, 1, 1, 1])  # (not _pairs_inside)
+        shortest = 24 if dtype == np.uint16 else 8  # (windows a row)
+        for width in (1, 2, 14, 15, 2 * shortest - 2, 2 * shortest - 1):
+            for shape in [(1, 512, width, width), (8, 3, 2, width)]:
+                assert not takes(shape, dtype), (shape, dtype)
+                assert takes(shape, dtype, storage_order=1), (shape, dtype)
+        for width in (2 * shortest, 2 * shortest + 1, 56, 224):
+            for shape in [(1, 64, width, width), (1, 1, 2, width)]:
+                assert takes(shape, dtype), (shape, dtype)
+                assert takes(shape, dtype, storage_order=1), (shape, dtype)
+        assert not takes((1, 1, 60, 60), dtype, pads=[1, 1, 1, 1])  # (not _pairs_inside)
     for shape in [(1, 512, 14, 14), (1, 1, 2, 2), (1, 512, 28, 28)]:
         assert takes(shape, np.float64), shape
 
