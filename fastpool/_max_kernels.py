@@ -1335,7 +1335,7 @@ def _task_pairs(dims, x):
     """Whether the parallel entry pools 2x2/2 windows with Indices through _window_task:
     those _pairs_inside takes, on rows of at least 8 windows (24 for the 16-bit floats), or
     of any length for column-major Indices and 8-byte items. On shorter rows the flat
-    stretches, which take many planes in one loop, took 0.80-0.89 of _window_task's time on
+    stretches, which take many planes in one loop, took 0.78-0.89 of _window_task's time on
     row-major Indices on rows of 6 and 7 windows (1x512x12x12 and 1x512x14x14: float32 and
     uint8; float16 0.55-0.64, and 0.81-0.99 on rows of 8 to 22), but 1.15-1.21x for
     column-major ones, which they convert at the end (_as_column_major), and 1.03-1.09x for
