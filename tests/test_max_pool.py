@@ -379,9 +379,8 @@ def test_window_pairs_every_row_length(attrs, dtype, entry):
     split between tasks or not: the parallel entry pools these window by window
     (_window_task, see test_pairs_inside), except rows of under 8 windows (16-bit floats:
     24) with row-major Indices of items under 8 bytes (test_task_pairs), and the serial one
-    mostly through
-    the flat stretches. Data with many ties, with and without NaN, +-inf and -0.0, both
-    storage orders and a fused activation, against the reference."""
+    mostly through the flat stretches. Data with many ties, with and without NaN, +-inf and
+    -0.0, both storage orders and a fused activation, against the reference."""
     attrs = dict(kernel_shape=[2, 2], strides=[2, 2], **attrs)
     shapes = [(1, 3, 28, 28), (2, 2, 14, 14), (1, 5, 12, 13), (1, 1, 7, 9), (3, 1, 2, 2),
               (1, 4, 56, 57), (9, 2, 8, 6), (2, 3, 16, 17), (1, 2, 46, 47),
