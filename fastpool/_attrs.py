@@ -213,13 +213,31 @@ def _axis_output(size, kernel, stride, dilation, pad_begin, pad_end, auto_pad, c
     return max(0, out), pad_begin, pad_end
 
 
-def _tap_ranges(size, kernel, stride, dilation, pad_begin, out):
+def _interior(size, kernel, stride, dilation, pad_begin, out):
+    """[lo, hi): the windows with every tap inside [0, size), contiguous as windows move
+    monotonically; (0, 0) when there is none."""
+    extent = (kernel - 1) * dilation + 1
+    lo = _ceil_div(pad_begin, stride)  # the first window to start at 0 or after
+    hi = min(out, (size - extent + pad_begin) // stride + 1)  # past the last to end inside
+    return (lo, hi) if lo < hi else (0, 0)
+
+
+def _tap_ranges(windows, size, kernel, stride, dilation, pad_begin):
     """Per-window range [lo, hi) of kernel taps j that land inside [0, size)."""
-    starts = np.arange(out, dtype=np.int64) * stride - pad_begin
+    starts = windows * stride - pad_begin
     # first j with start + j*dilation >= 0, and first j with start + j*dilation >= size
     lo = np.clip(-((starts) // dilation), 0, kernel)
     hi = np.clip(-((starts - size) // dilation), 0, kernel)
     return lo, np.maximum(hi, lo)
+
+
+def tap_windows(out: int, lo: int, hi: int) -> np.ndarray:
+    """The windows of an axis of ``out`` whose tap ranges the compact taps table holds, in
+    slot order: those before the interior [lo, hi), the first interior one (standing for
+    all of them: their range is the whole kernel), and those after it. Window o sits in
+    slot ``o - max(0, min(o, hi - 1) - lo)``."""
+    inside = np.arange(lo, lo + 1 if lo < hi else lo, dtype=np.int64)
+    return np.concatenate([np.arange(lo, dtype=np.int64), inside, np.arange(hi, out)])
 
 
 @functools.lru_cache(maxsize=512)
@@ -260,18 +278,23 @@ def resolve_geometry(
         )
         outs.append(out)
         begins.append(begin)
-    width = max([*outs, 1])
+    # The tap ranges, compact: only the windows at the ends have their own; the interior
+    # ones share one slot (a table as long as the output rows took 16 bytes a window per
+    # axis, which a long 1-D signal paid in memory and time on every new length). The last
+    # column holds each axis' interior [lo, hi), from which the kernels find a window's slot.
+    interior = np.array(
+        [_interior(input_spatial[i], kernel[i], strides[i], dilations[i], begins[i], outs[i])
+         for i in range(rank)], dtype=np.int64).T.reshape(2, rank)  # fmt: skip
+    windows = [tap_windows(outs[i], *interior[:, i]) for i in range(rank)]
+    width = max(len(w) for w in windows) + 1
     taps = np.zeros((2, rank, width), dtype=np.int64)
-    interior = np.zeros((2, rank), dtype=np.int64)
     for i in range(rank):
         lo, hi = _tap_ranges(
-            input_spatial[i], kernel[i], strides[i], dilations[i], begins[i], outs[i]
+            windows[i], input_spatial[i], kernel[i], strides[i], dilations[i], begins[i]
         )
-        taps[0, i, : outs[i]] = lo
-        taps[1, i, : outs[i]] = hi
-        full = np.flatnonzero((lo == 0) & (hi == kernel[i]))
-        if full.size:  # windows move monotonically, so the full ones are contiguous
-            interior[:, i] = full[0], full[-1] + 1
+        taps[0, i, : len(lo)] = lo
+        taps[1, i, : len(lo)] = hi
+        taps[:, i, -1] = interior[:, i]
     geo = np.array(
         [
             input_spatial,
@@ -298,7 +321,7 @@ def _planar_tables(geo: np.ndarray, taps: np.ndarray) -> tuple:
         geo = np.concatenate([np.array([[1], [1], [1], [1], [1], [0], [0], [1], [1], [1]]), geo],
                              axis=1)  # fmt: skip
         row_taps = np.zeros((2, 1, taps.shape[2]), dtype=np.int64)
-        row_taps[1, 0, 0] = 1
+        row_taps[1, 0, 0] = row_taps[1, 0, -1] = 1  # (the row's one window, inside)
         taps = np.concatenate([row_taps, taps], axis=1)
     (h, w), (oh, ow) = geo[IN_SHAPE], geo[OUT_SHAPE]
     (kh, kw), (sh, sw), (dh, dw) = geo[KERNEL], geo[STRIDES], geo[DILATIONS]

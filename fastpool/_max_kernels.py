@@ -7,7 +7,7 @@ over everything, and a window without taps gives ``fill`` (the dtype's lowest) a
 
 The geometry arrives precomputed from ``_attrs``: ``geo[ROW, axis]`` holds one int per spatial
 axis for each of the rows named in ``_attrs`` (input and output shape, kernel, strides, ...),
-and window o on axis i reads the taps j in ``[taps[0, i, o], taps[1, i, o])``, the ones that
+and window o on axis i reads the taps j in ``[taps[0, i, s], taps[1, i, s])``, the ones that
 land inside the input, at coordinate ``o * strides[i] - pads_begin[i] + j * dilations[i]``.
 
 Four MaxPool kernels. Channels-first inputs with one or two spatial axes go to the planar
@@ -102,6 +102,27 @@ from fastpool._prefetch import CACHE_LINE, prefetch
 _u = np.uint64
 
 
+@kernel(inline="always")
+def _slot(taps, axis, o):
+    """Where window o's tap range along ``axis`` sits in the compact ``taps``: the windows
+    of the interior [lo, hi), which the last column holds, share the slot of the first
+    (see _attrs.tap_windows)."""
+    last = taps.shape[2] - 1
+    return o - max(0, min(o, taps[1, axis, last] - 1) - taps[0, axis, last])
+
+
+@kernel(inline="always")
+def _tap_lo(taps, axis, o):
+    """The first kernel tap of window o along ``axis`` that lands inside the input."""
+    return taps[0, axis, _slot(taps, axis, o)]
+
+
+@kernel(inline="always")
+def _tap_hi(taps, axis, o):
+    """One past the last kernel tap of window o along ``axis`` inside the input."""
+    return taps[1, axis, _slot(taps, axis, o)]
+
+
 # The key of a column in the pads in _triple_windows' buffers (tap keys are 4 * row +
 # column, at most 10): it loses every tie, and a window whose key stays at it has no tap
 # inside.
@@ -172,7 +193,7 @@ def _max_pool_tasks(
         if lead > 0:
             r_lo, r_hi = geo[IN_SHAPE, 0], 0
             for o in range(o_lo, o_hi):
-                j_lo, j_hi = taps[0, 0, o], taps[1, 0, o]
+                j_lo, j_hi = _tap_lo(taps, 0, o), _tap_hi(taps, 0, o)
                 if j_lo < j_hi:
                     start = o * geo[STRIDES, 0] - geo[PADS_BEGIN, 0]
                     r_lo = min(r_lo, start + j_lo * geo[DILATIONS, 0])
@@ -305,7 +326,7 @@ def _max_pool_tasks(
             for part in range(2):  # the border windows: before and after the interior
                 o_from, o_to = (0, lo) if part == 0 else (hi, n_out)
                 for o in range(o_from, o_to):
-                    j_lo, j_hi = taps[0, lead, o], taps[1, lead, o]
+                    j_lo, j_hi = _tap_lo(taps, lead, o), _tap_hi(taps, lead, o)
                     for c in range(block):
                         best, best_col = fill, -1
                         for j in range(j_lo, j_hi):
@@ -324,8 +345,8 @@ def _max_pool_tasks(
             for i in range(lead - 1, -1, -1):
                 out_coord[i] = rest % geo[OUT_SHAPE, i]
                 rest //= geo[OUT_SHAPE, i]
-                tap[i] = taps[0, i, out_coord[i]]
-                empty |= tap[i] >= taps[1, i, out_coord[i]]
+                tap[i] = _tap_lo(taps, i, out_coord[i])
+                empty |= tap[i] >= _tap_hi(taps, i, out_coord[i])
             if empty:
                 for e in range(ya, ya + out_length):
                     y[e] = fill
@@ -388,9 +409,9 @@ def _max_pool_tasks(
                 axis = lead - 1
                 while axis >= 0:
                     tap[axis] += 1
-                    if tap[axis] < taps[1, axis, out_coord[axis]]:
+                    if tap[axis] < _tap_hi(taps, axis, out_coord[axis]):
                         break
-                    tap[axis] = taps[0, axis, out_coord[axis]]
+                    tap[axis] = _tap_lo(taps, axis, out_coord[axis])
                     axis -= 1
                 if axis < 0:
                     break
@@ -439,7 +460,7 @@ def _volume_indices_task(x, y, indices, geo, taps, order, inf_bits, fill, plane,
     out_key = np.empty(OW, dtype=np.int32)
     for od in range(o_lo, o_hi):
         ya = ((plane * geo[OUT_SHAPE, 0] + od) * OH) * OW
-        jd_lo, jd_hi = taps[0, 0, od], taps[1, 0, od]
+        jd_lo, jd_hi = _tap_lo(taps, 0, od), _tap_hi(taps, 0, od)
         if jd_lo >= jd_hi:
             for e in range(ya, ya + OH * OW):
                 y[e] = fill
@@ -461,7 +482,7 @@ def _volume_indices_task(x, y, indices, geo, taps, order, inf_bits, fill, plane,
         # 2. down the columns, whole rows at a time
         for oh in range(OH):
             ra = oh * W
-            jh_lo, jh_hi = taps[0, 1, oh], taps[1, 1, oh]
+            jh_lo, jh_hi = _tap_lo(taps, 1, oh), _tap_hi(taps, 1, oh)
             for jh in range(jh_lo, jh_hi):
                 sa = (oh * sh - ph + jh * dh) * W
                 if jh == jh_lo:
@@ -480,7 +501,7 @@ def _volume_indices_task(x, y, indices, geo, taps, order, inf_bits, fill, plane,
         for oh in range(OH):
             ra = oh * W
             ea = ya + oh * OW
-            if taps[0, 1, oh] >= taps[1, 1, oh]:
+            if _tap_lo(taps, 1, oh) >= _tap_hi(taps, 1, oh):
                 for e in range(ea, ea + OW):
                     y[e] = fill
                     indices[e] = -1
@@ -515,7 +536,7 @@ def _volume_indices_task(x, y, indices, geo, taps, order, inf_bits, fill, plane,
             for part in range(2):
                 o_from, o_to = (0, w_lo) if part == 0 else (w_hi, OW)
                 for ow in range(o_from, o_to):
-                    jw_lo, jw_hi = taps[0, 2, ow], taps[1, 2, ow]
+                    jw_lo, jw_hi = _tap_lo(taps, 2, ow), _tap_hi(taps, 2, ow)
                     out_key[ow] = np.int32(0)  # (a window with no tap: written after)
                     if jw_lo >= jw_hi:
                         continue
@@ -542,7 +563,7 @@ def _volume_indices_task(x, y, indices, geo, taps, order, inf_bits, fill, plane,
             for part in range(2):
                 o_from, o_to = (0, w_lo) if part == 0 else (w_hi, OW)
                 for ow in range(o_from, o_to):
-                    if taps[0, 2, ow] >= taps[1, 2, ow]:
+                    if _tap_lo(taps, 2, ow) >= _tap_hi(taps, 2, ow):
                         y[ea + ow], indices[ea + ow] = fill, -1
 
 
@@ -758,10 +779,10 @@ def _pitch_columns(
     # Whole vectors of ``lanes``, as below.
     full_lo, full_hi = 0, 0
     if dh == 1 and (kh == 2 or kh == 3):
-        while full_lo < OH and (taps[0, 0, full_lo] != 0 or taps[1, 0, full_lo] != kh):
+        while full_lo < OH and (_tap_lo(taps, 0, full_lo) != 0 or _tap_hi(taps, 0, full_lo) != kh):
             full_lo += 1
         full_hi = full_lo
-        while full_hi < OH and taps[0, 0, full_hi] == 0 and taps[1, 0, full_hi] == kh:
+        while full_hi < OH and _tap_lo(taps, 0, full_hi) == 0 and _tap_hi(taps, 0, full_hi) == kh:
             full_hi += 1
     # (windows move monotonically, so the full rows are contiguous; when every row is full,
     # one loop takes the rows of all the planes: where no rows are left over at a plane's end
@@ -866,7 +887,7 @@ def _pitch_columns(
                 continue
         # 2. Every other row, one at a time.
         ca = guard + (u - u_from) * pitch
-        t_lo, t_hi = taps[0, 0, oh], taps[1, 0, oh]
+        t_lo, t_hi = _tap_lo(taps, 0, oh), _tap_hi(taps, 0, oh)
         ra = p * H * W + (oh * sh - ph + t_lo * dh) * W
         n_rows = t_hi - t_lo
         if want:
@@ -1321,13 +1342,30 @@ def _square_stride_2(dims, k):
 
 
 @kernel(inline="always")
+def _positions_fit(dims):
+    """Whether every position in a plane fits in int32 (planes of under 2**31 values), as
+    the pitch rows keep the positions of their column maxima. (From 2**31 on, they read as
+    unsigned up to 2**32 - 2, but the ties of a folded column compare them signed; from
+    2**32 on they wrapped: a plane of 2**32 + 65,536 uint8 gave wrong Indices.)"""
+    return dims[P_H] * dims[P_W] < (1 << 31)
+
+
+@kernel(inline="always")
+def _pair_offsets_fit(dims):
+    """Whether a 2x2 window's tap offsets from its first tap (W, W + 1 row-major; H, H + 1
+    column-major) fit in int32, as _window_task and _pair_windows keep them."""
+    return dims[P_H] < (1 << 31) - 1 and dims[P_W] < (1 << 31) - 1
+
+
+@kernel(inline="always")
 def _pairs_inside(dims):
     """Whether the windows are 2x2 at stride 2, undilated, with every tap of every window
     inside the plane (no pads, no ceil_mode window past the end): of those, the planar
     kernel's parallel entry pools with Indices through _window_task the ones _task_pairs
-    picks."""
+    picks. (Not on rows or columns of 2**31 - 1 or more: see _pair_offsets_fit.)"""
     return (_square_stride_2(dims, 2) and dims[P_PH] == 0 and 2 * dims[P_OH] <= dims[P_H]
-            and dims[P_LO_W] == 0 and dims[P_HI_W] == dims[P_OW])  # fmt: skip
+            and dims[P_LO_W] == 0 and dims[P_HI_W] == dims[P_OW]
+            and _pair_offsets_fit(dims))  # fmt: skip
 
 
 @kernel(inline="always")
@@ -1386,9 +1424,9 @@ def _windows_exact(x, y, indices, want, dims, taps, inf_bits, fill, plane, oh, o
     xa = plane * H * W
     for ow in range(ow_from, ow_to):
         best, best_at = fill, -1
-        for th in range(taps[0, 0, oh], taps[1, 0, oh]):
+        for th in range(_tap_lo(taps, 0, oh), _tap_hi(taps, 0, oh)):
             r = oh * sh - ph + th * dh
-            for tw in range(taps[0, 1, ow], taps[1, 1, ow]):
+            for tw in range(_tap_lo(taps, 1, ow), _tap_hi(taps, 1, ow)):
                 c = ow * sw - pw + tw * dw
                 value = x[xa + r * W + c]
                 if best_at < 0 or replaces(value, best, inf_bits):
@@ -1519,17 +1557,22 @@ def _pair_windows(x, y, indices, dims, taps, inf_bits, fill, plane, oh_lo, oh_hi
     xa = plane * H * W
     for oh in range(oh_lo, oh_hi):
         ow_from, ow_to = 0, 0
-        if taps[1, 0, oh] - taps[0, 0, oh] == 2:  # (else a row at the border)
+        if _tap_hi(taps, 0, oh) - _tap_lo(taps, 0, oh) == 2:  # (else a row at the border)
             ow_from, ow_to = lo_w, hi_w
             ya = (plane * OH + oh) * OW
             r = 2 * oh - ph
             ra = xa + r * W - pw
             base = xa + r * row_step - pw * col_step
             first_to, second_from = _vector_runs(ow_from, ow_to, wide_items(x))
+            if not _pair_offsets_fit(dims):
+                # (rows or columns of 2**31 - 1 or more: the offsets in int64)
+                for o in range(ow_from, ow_to):
+                    _pair_window(x, y, indices, ra, W, ya, o, base, col_step, 0, col_step,
+                                 row_step, col_step + row_step)  # fmt: skip
             # (row-major with a constant column step: with the run-time one, each window's
             # index took a 64-bit multiplication, and VGG's 224x224 and 112x112 planes
             # took 1.08-1.09x the time on the AVX2 AMD EPYC (Zen) machine)
-            if col_step == 1:
+            elif col_step == 1:
                 for o in range(ow_from, first_to):
                     _pair_window(x, y, indices, ra, W, ya, o, base, 1, at0, at1, at2, at3)
                 for o in range(second_from, ow_to):  # (the rest, overlapping the first run)
@@ -1770,7 +1813,7 @@ def _triple_windows(x, y, indices, dims, taps, sortable_fill, plane, oh_lo, oh_h
     second_from = OW - first_to  # (the second run's start, when first_to < OW)
     for oh in range(oh_lo, oh_hi):
         ya = (plane * OH + oh) * OW
-        t_lo, t_hi = taps[0, 0, oh], taps[1, 0, oh]
+        t_lo, t_hi = _tap_lo(taps, 0, oh), _tap_hi(taps, 0, oh)
         if t_lo >= t_hi:
             for e in range(ya, ya + OW):
                 y[e] = from_sortable(sortable_fill)
@@ -1826,7 +1869,7 @@ def _flat_tables(dims, row_blocks, tasks, want, wide):
     n_columns, n_rows_of = block_rows * W, 0
     pitch_rows = dims[P_PITCH_ROWS]
     if (pitch_rows == 1 and not want and not _values_row_by_row(dims, wide)) or (
-        pitch_rows != 0 and want
+        pitch_rows != 0 and want and _positions_fit(dims)
     ):
         block_rows = max(1, min(OH, COLUMN_BLOCK // dims[P_PITCH]))
         n_columns = block_rows * OW
@@ -1934,6 +1977,7 @@ def _planar_tasks(
         free_taps += 1
     # (the short rows' pass down the columns writes whole vectors of 16)
     lanes = ((pitch + 1 if fold else held) + 15) // 16 * 16
+    # (with Indices, only on planes whose positions fit in int32: block_rows is 0 on others)
     pitch_rows = dims[P_PITCH_ROWS] != 0 and block_rows > 0
     columns = np.empty(max(block_rows * max(W, pitch), group_planes * plane_values) + 2 * guard
                        + lanes, dtype=x.dtype)  # fmt: skip
@@ -2067,9 +2111,9 @@ def _planar_tasks(
         # the input rows these outputs read
         r_lo, r_hi = H, 0
         for oh in range(oh_lo, oh_hi):
-            if taps[0, 0, oh] < taps[1, 0, oh]:
-                r_lo = min(r_lo, oh * sh - ph + taps[0, 0, oh] * dh)
-                r_hi = max(r_hi, oh * sh - ph + (taps[1, 0, oh] - 1) * dh + 1)
+            if _tap_lo(taps, 0, oh) < _tap_hi(taps, 0, oh):
+                r_lo = min(r_lo, oh * sh - ph + _tap_lo(taps, 0, oh) * dh)
+                r_hi = max(r_hi, oh * sh - ph + (_tap_hi(taps, 0, oh) - 1) * dh + 1)
         r_hi = max(r_lo, r_hi)
         xa = plane * H * W
         nan, negative_zero = False, False
@@ -2120,10 +2164,10 @@ def _planar_tasks(
                 # rows with the same taps read consecutive input rows
                 oh = b_lo
                 while oh < b_hi:
-                    t_lo, t_hi = taps[0, 0, oh], taps[1, 0, oh]
+                    t_lo, t_hi = _tap_lo(taps, 0, oh), _tap_hi(taps, 0, oh)
                     run_end = oh + 1
-                    while (run_end < b_hi and taps[0, 0, run_end] == t_lo
-                           and taps[1, 0, run_end] == t_hi):  # fmt: skip
+                    while (run_end < b_hi and _tap_lo(taps, 0, run_end) == t_lo
+                           and _tap_hi(taps, 0, run_end) == t_hi):  # fmt: skip
                         run_end += 1
                     ca = guard + (oh - b_lo) * W
                     n = (run_end - oh) * W
@@ -2140,7 +2184,7 @@ def _planar_tasks(
         elif not want:
             for oh in range(oh_lo, oh_hi):
                 ya = (plane * OH + oh) * OW
-                t_lo, t_hi = taps[0, 0, oh], taps[1, 0, oh]
+                t_lo, t_hi = _tap_lo(taps, 0, oh), _tap_hi(taps, 0, oh)
                 if t_lo >= t_hi:
                     for e in range(ya, ya + OW):
                         y[e] = fill
@@ -2284,7 +2328,7 @@ def _planar_tasks(
                     o_from, o_to = (0, lo_w) if part == 0 else (hi_w, OW)
                     for o in range(o_from, o_to):
                         a, at = sortable_fill, -1
-                        for j in range(taps[0, 1, o], taps[1, 1, o]):
+                        for j in range(_tap_lo(taps, 1, o), _tap_hi(taps, 1, o)):
                             c = o * sw - pw + j * dw
                             b = to_sortable(x[ra + c])
                             if at < 0 or b > a:
@@ -2294,7 +2338,7 @@ def _planar_tasks(
             # 2. down the columns, keeping the earlier row on ties
             for oh in range(oh_lo, oh_hi):
                 ya = (plane * OH + oh) * OW
-                t_lo, t_hi = taps[0, 0, oh], taps[1, 0, oh]
+                t_lo, t_hi = _tap_lo(taps, 0, oh), _tap_hi(taps, 0, oh)
                 if t_lo >= t_hi:
                     for e in range(ya, ya + OW):
                         y[e] = fill
@@ -2551,7 +2595,7 @@ def _volume_tasks(
             largest, smallest = same_type(0, special_mask), special_mask
             for o in range(s_lo, s_hi):
                 ma = (o - s_lo) * plane_size
-                t_lo, t_hi = taps[0, 0, o], taps[1, 0, o]
+                t_lo, t_hi = _tap_lo(taps, 0, o), _tap_hi(taps, 0, o)
                 if t_lo >= t_hi:  # no tap inside the input: every window is empty
                     for i in range(plane_size):
                         maxima[_u(ma + i)] = fill
@@ -2616,9 +2660,9 @@ def _volume_zero_maxima(x, y, geo, taps, inf_bits, volume, o_lo, o_hi):
             oh = (e - ya - o * OH * OW) // OW
             ow = e - ya - (o * OH + oh) * OW
             found = False
-            for t in range(taps[0, 0, o], taps[1, 0, o]):
-                for th in range(taps[0, 1, oh], taps[1, 1, oh]):
-                    for tw in range(taps[0, 2, ow], taps[1, 2, ow]):
+            for t in range(_tap_lo(taps, 0, o), _tap_hi(taps, 0, o)):
+                for th in range(_tap_lo(taps, 1, oh), _tap_hi(taps, 1, oh)):
+                    for tw in range(_tap_lo(taps, 2, ow), _tap_hi(taps, 2, ow)):
                         d = o * sd - pd + t * dd
                         r = oh * sh - ph + th * dh
                         c = ow * sw - pw + tw * dw
@@ -2720,9 +2764,9 @@ def _channels_last_tasks(
             b_hi = min(b_lo + batch, o_hi)
             r_lo, r_hi = H, 0
             for o in range(b_lo, b_hi):
-                if taps[0, 0, o] < taps[1, 0, o]:
-                    r_lo = min(r_lo, o * sh - ph + taps[0, 0, o] * dh)
-                    r_hi = max(r_hi, o * sh - ph + (taps[1, 0, o] - 1) * dh + 1)
+                if _tap_lo(taps, 0, o) < _tap_hi(taps, 0, o):
+                    r_lo = min(r_lo, o * sh - ph + _tap_lo(taps, 0, o) * dh)
+                    r_hi = max(r_hi, o * sh - ph + (_tap_hi(taps, 0, o) - 1) * dh + 1)
             r_lo = max(r_lo, checked)
             if special_mask != 0 and r_lo < r_hi:
                 nan, negative_zero = _specials_held(bits, xa + r_lo * slice_length,
@@ -2740,9 +2784,11 @@ def _channels_last_tasks(
                 for o2 in range(OH2):
                     ya = ((image * OH + o) * OH2 + o2) * out_length
                     # the input rows of this output row's windows
-                    t2_lo, t2_hi = (taps[0, 1, o2], taps[1, 1, o2]) if lead == 2 else (0, 1)
+                    t2_lo, t2_hi = (
+                        (_tap_lo(taps, 1, o2), _tap_hi(taps, 1, o2)) if lead == 2 else (0, 1)
+                    )
                     n = 0
-                    for t in range(taps[0, 0, o], taps[1, 0, o]):
+                    for t in range(_tap_lo(taps, 0, o), _tap_hi(taps, 0, o)):
                         row = (o * sh - ph + t * dh) * H2
                         for t2 in range(t2_lo, t2_hi):
                             row_starts[n] = xa + (row + o2 * sh2 - ph2 + t2 * dh2) * row_length
@@ -2790,7 +2836,7 @@ def _channels_last_tasks(
                     for w in range(OW):
                         j_lo, j_hi = 0, kw
                         if w < lo or w >= hi:  # a border window: its taps inside the row
-                            j_lo, j_hi = taps[0, lead, w], taps[1, lead, w]
+                            j_lo, j_hi = _tap_lo(taps, lead, w), _tap_hi(taps, lead, w)
                         wa = ya + w * C
                         if j_lo >= j_hi:
                             for c in range(C):
@@ -2852,7 +2898,7 @@ def _channels_last_zero_maxima(x, y, ya, row_starts, n, geo, taps, inf_bits, C):
             c = e - ya - w * C
             found = False
             for k in range(n):
-                for j in range(taps[0, lead, w], taps[1, lead, w]):
+                for j in range(_tap_lo(taps, lead, w), _tap_hi(taps, lead, w)):
                     value = x[row_starts[k] + (w * sw - pw + j * dw) * C + c]
                     if order_key(value, inf_bits) == 0:
                         y[e] = value

@@ -1,5 +1,5 @@
-"""Big tensors: int64 indices past 2**31 elements, a 4 GiB input pooled without a copy, and
-peak memory within input + outputs + small scratch.
+"""Big tensors: int64 indices past 2**31 and 2**32 elements, a 4 GiB input pooled without a
+copy, and peak memory within input + outputs + small scratch.
 
 Each case runs in a fresh process so that its peak resident memory can be measured. The
 inputs are made with np.zeros, whose pages the kernel reads without making them resident,
@@ -85,6 +85,15 @@ CASES = {
         warm_shape=[1, 2, 4, 64, 1], attrs=dict(kernel_shape=[2, 1, 4], strides=[1, 16383, 16384]),
         marks=[[32767 * 65538 + 49153, 9], [32767 * 65538 + 49154, 9], [3, 2]],
         max_index=32767 * 65538 + 49153,
+    ),
+    # one plane of 2**32 + 512 uint8 in rows of 256, whose windows would take the rows of
+    # pitch column maxima: those count positions from the plane's start in 32 bits, which
+    # wrapped in the last output row (its rows start at 2**32); such planes go rows first
+    "uint8-plane-past-2**32": dict(
+        dtype="uint8", layout="NCHW", shape=[1, 1, 2**24 + 2, 256], warm_shape=[1, 1, 4, 256],
+        attrs=dict(kernel_shape=[2, 256], strides=[2, 256]),
+        marks=[[2**32 + 263, 9], [2**32 + 265, 9], [2**32 - 256, 8], [3, 2]],
+        max_index=2**32 + 263,  # the first of the tie, in the last window
     ),
     # 4 GiB of float32 in one C-contiguous array
     "float32-4GiB": dict(
