@@ -55,10 +55,11 @@ class Geometry(NamedTuple):
     """Resolved pooling geometry over the spatial axes."""
 
     output_spatial: tuple  # of Python ints
-    # For the kernels: ``geo[ROW, axis]`` (rows named above), and ``taps[0 or 1, axis, o]``,
-    # the range [lo, hi) of kernel taps j of window o that land inside the input. Shared by
-    # every call with this geometry: never written to (left writeable only because numba
-    # dispatches on read-only arrays more slowly).
+    # For the kernels: ``geo[ROW, axis]`` (rows named above), and ``taps[0 or 1, axis, s]``,
+    # the range [lo, hi) of kernel taps j that land inside the input of the window in slot
+    # s (see tap_windows: the interior windows share one slot; the last column holds each
+    # axis' interior). Shared by every call with this geometry: never written to (left
+    # writeable only because numba dispatches on read-only arrays more slowly).
     geo: np.ndarray
     taps: np.ndarray
     # For one or two spatial axes: the channels-first planar kernel's tables (a 1-D input

@@ -103,12 +103,19 @@ _u = np.uint64
 
 
 @kernel(inline="always")
+def _slot_in(o, lo, hi):
+    """_slot, with the axis' interior [lo, hi) at hand (per-row loops that store keep
+    them in registers: read from the table, they were read again for every row)."""
+    return o - max(0, min(o, hi - 1) - lo)
+
+
+@kernel(inline="always")
 def _slot(taps, axis, o):
     """Where window o's tap range along ``axis`` sits in the compact ``taps``: the windows
     of the interior [lo, hi), which the last column holds, share the slot of the first
     (see _attrs.tap_windows)."""
     last = taps.shape[2] - 1
-    return o - max(0, min(o, taps[1, axis, last] - 1) - taps[0, axis, last])
+    return _slot_in(o, taps[0, axis, last], taps[1, axis, last])
 
 
 @kernel(inline="always")
@@ -778,12 +785,8 @@ def _pitch_columns(
     # per row (on rows this short, the decisions and the loop set-up were most of the time).
     # Whole vectors of ``lanes``, as below.
     full_lo, full_hi = 0, 0
-    if dh == 1 and (kh == 2 or kh == 3):
-        while full_lo < OH and (_tap_lo(taps, 0, full_lo) != 0 or _tap_hi(taps, 0, full_lo) != kh):
-            full_lo += 1
-        full_hi = full_lo
-        while full_hi < OH and _tap_lo(taps, 0, full_hi) == 0 and _tap_hi(taps, 0, full_hi) == kh:
-            full_hi += 1
+    if dh == 1 and (kh == 2 or kh == 3):  # (the interior rows, from the last column)
+        full_lo, full_hi = taps[0, 0, taps.shape[2] - 1], taps[1, 0, taps.shape[2] - 1]
     # (windows move monotonically, so the full rows are contiguous; when every row is full,
     # one loop takes the rows of all the planes: where no rows are left over at a plane's end
     # (2x2/2 on planes of even height), and for 3x3 values, stepping over those rows)
@@ -1956,6 +1959,7 @@ def _planar_tasks(
     dh, dw, ph, pw = dims[P_DH], dims[P_DW], dims[P_PH], dims[P_PW]
     column_major = dims[P_COLUMN_MAJOR] != 0
     lo_w, hi_w = dims[P_LO_W], dims[P_HI_W]
+    rows_lo, rows_hi = taps[0, 0, taps.shape[2] - 1], taps[1, 0, taps.shape[2] - 1]  # (_slot_in)
     window_pairs = _window_pairs(dims, wide_items(x))
     window_triples = _window_triples(dims)
     # The fast paths compare sortable values (see _ordering.to_sortable)
@@ -2111,9 +2115,10 @@ def _planar_tasks(
         # the input rows these outputs read
         r_lo, r_hi = H, 0
         for oh in range(oh_lo, oh_hi):
-            if _tap_lo(taps, 0, oh) < _tap_hi(taps, 0, oh):
-                r_lo = min(r_lo, oh * sh - ph + _tap_lo(taps, 0, oh) * dh)
-                r_hi = max(r_hi, oh * sh - ph + (_tap_hi(taps, 0, oh) - 1) * dh + 1)
+            slot = _slot_in(oh, rows_lo, rows_hi)
+            if taps[0, 0, slot] < taps[1, 0, slot]:
+                r_lo = min(r_lo, oh * sh - ph + taps[0, 0, slot] * dh)
+                r_hi = max(r_hi, oh * sh - ph + (taps[1, 0, slot] - 1) * dh + 1)
         r_hi = max(r_lo, r_hi)
         xa = plane * H * W
         nan, negative_zero = False, False
@@ -2164,10 +2169,13 @@ def _planar_tasks(
                 # rows with the same taps read consecutive input rows
                 oh = b_lo
                 while oh < b_hi:
-                    t_lo, t_hi = _tap_lo(taps, 0, oh), _tap_hi(taps, 0, oh)
+                    slot = _slot_in(oh, rows_lo, rows_hi)
+                    t_lo, t_hi = taps[0, 0, slot], taps[1, 0, slot]
                     run_end = oh + 1
-                    while (run_end < b_hi and _tap_lo(taps, 0, run_end) == t_lo
-                           and _tap_hi(taps, 0, run_end) == t_hi):  # fmt: skip
+                    while run_end < b_hi:
+                        slot = _slot_in(run_end, rows_lo, rows_hi)
+                        if taps[0, 0, slot] != t_lo or taps[1, 0, slot] != t_hi:
+                            break
                         run_end += 1
                     ca = guard + (oh - b_lo) * W
                     n = (run_end - oh) * W
@@ -2184,7 +2192,8 @@ def _planar_tasks(
         elif not want:
             for oh in range(oh_lo, oh_hi):
                 ya = (plane * OH + oh) * OW
-                t_lo, t_hi = _tap_lo(taps, 0, oh), _tap_hi(taps, 0, oh)
+                slot = _slot_in(oh, rows_lo, rows_hi)
+                t_lo, t_hi = taps[0, 0, slot], taps[1, 0, slot]
                 if t_lo >= t_hi:
                     for e in range(ya, ya + OW):
                         y[e] = fill
@@ -2338,7 +2347,8 @@ def _planar_tasks(
             # 2. down the columns, keeping the earlier row on ties
             for oh in range(oh_lo, oh_hi):
                 ya = (plane * OH + oh) * OW
-                t_lo, t_hi = _tap_lo(taps, 0, oh), _tap_hi(taps, 0, oh)
+                slot = _slot_in(oh, rows_lo, rows_hi)
+                t_lo, t_hi = taps[0, 0, slot], taps[1, 0, slot]
                 if t_lo >= t_hi:
                     for e in range(ya, ya + OW):
                         y[e] = fill
