@@ -110,12 +110,23 @@ def _slot_in(o, lo, hi):
 
 
 @kernel(inline="always")
+def _interior_lo(taps, axis):
+    """The first window along ``axis`` whose taps all land inside the input (the table's
+    last column holds the interior [lo, hi), see _attrs.tap_windows)."""
+    return taps[0, axis, taps.shape[2] - 1]
+
+
+@kernel(inline="always")
+def _interior_hi(taps, axis):
+    """One past the last window along ``axis`` whose taps all land inside the input."""
+    return taps[1, axis, taps.shape[2] - 1]
+
+
+@kernel(inline="always")
 def _slot(taps, axis, o):
     """Where window o's tap range along ``axis`` sits in the compact ``taps``: the windows
-    of the interior [lo, hi), which the last column holds, share the slot of the first
-    (see _attrs.tap_windows)."""
-    last = taps.shape[2] - 1
-    return _slot_in(o, taps[0, axis, last], taps[1, axis, last])
+    of the interior [lo, hi) share the slot of the first (see _attrs.tap_windows)."""
+    return _slot_in(o, _interior_lo(taps, axis), _interior_hi(taps, axis))
 
 
 @kernel(inline="always")
@@ -616,6 +627,11 @@ def max_pool_serial(
 
 # ---- MaxPool, channels first, one or two spatial axes -------------------------------------
 
+# Window maxima of input rows that rows-first Indices keep at a time (a sortable value and
+# an int64 index each): a task's output rows go in blocks whose input rows fit, except
+# that one output row always fits.
+ROWS_SCRATCH = 1 << 16
+
 
 # int32 0, 1, 2, ...: a column's offset in a row of column maxima (see _pitch_columns).
 # A global array: numba compiles it in as a constant.
@@ -786,7 +802,7 @@ def _pitch_columns(
     # Whole vectors of ``lanes``, as below.
     full_lo, full_hi = 0, 0
     if dh == 1 and (kh == 2 or kh == 3):  # (the interior rows, from the last column)
-        full_lo, full_hi = taps[0, 0, taps.shape[2] - 1], taps[1, 0, taps.shape[2] - 1]
+        full_lo, full_hi = _interior_lo(taps, 0), _interior_hi(taps, 0)
     # (windows move monotonically, so the full rows are contiguous; when every row is full,
     # one loop takes the rows of all the planes: where no rows are left over at a plane's end
     # (2x2/2 on planes of even height), and for 3x3 values, stepping over those rows)
@@ -1558,6 +1574,7 @@ def _pair_windows(x, y, indices, dims, taps, inf_bits, fill, plane, oh_lo, oh_hi
     at1, at2 = np.int32(col_step), np.int32(row_step)
     at3, at0 = at1 + at2, np.int32(0)
     xa = plane * H * W
+    offsets_fit = _pair_offsets_fit(dims)
     for oh in range(oh_lo, oh_hi):
         ow_from, ow_to = 0, 0
         if _tap_hi(taps, 0, oh) - _tap_lo(taps, 0, oh) == 2:  # (else a row at the border)
@@ -1567,7 +1584,7 @@ def _pair_windows(x, y, indices, dims, taps, inf_bits, fill, plane, oh_lo, oh_hi
             ra = xa + r * W - pw
             base = xa + r * row_step - pw * col_step
             first_to, second_from = _vector_runs(ow_from, ow_to, wide_items(x))
-            if not _pair_offsets_fit(dims):
+            if not offsets_fit:
                 # (rows or columns of 2**31 - 1 or more: the offsets in int64)
                 for o in range(ow_from, ow_to):
                     _pair_window(x, y, indices, ra, W, ya, o, base, col_step, 0, col_step,
@@ -1959,7 +1976,7 @@ def _planar_tasks(
     dh, dw, ph, pw = dims[P_DH], dims[P_DW], dims[P_PH], dims[P_PW]
     column_major = dims[P_COLUMN_MAJOR] != 0
     lo_w, hi_w = dims[P_LO_W], dims[P_HI_W]
-    rows_lo, rows_hi = taps[0, 0, taps.shape[2] - 1], taps[1, 0, taps.shape[2] - 1]  # (_slot_in)
+    rows_lo, rows_hi = _interior_lo(taps, 0), _interior_hi(taps, 0)  # (for _slot_in)
     window_pairs = _window_pairs(dims, wide_items(x))
     window_triples = _window_triples(dims)
     # The fast paths compare sortable values (see _ordering.to_sortable)
@@ -2286,91 +2303,121 @@ def _planar_tasks(
                         y[_u(ya + o)] = from_sortable(a)
 
         else:
-            # With indices: 1. along each input row: the first maximum of each window (as a
-            # sortable value) and its index within the plane
-            if row_index.shape[0] < (r_hi - r_lo) * OW:
-                row_values = np.empty((r_hi - r_lo) * OW, dtype=x.dtype)
-                row_index = np.empty((r_hi - r_lo) * OW, dtype=np.int64)
-            for r in range(r_lo, r_hi):
-                ra = xa + r * W
-                va = (r - r_lo) * OW
-                # index of column c of this row: c * c_step + r_index
-                c_step, r_index = (H, r) if column_major else (1, r * W)
-                if dw == 1 and sw == 2 and kw == 3:
-                    for o in range(lo_w, hi_w):
-                        c = 2 * o - pw
-                        a, at = to_sortable(x[_u(ra + c)]), c
-                        b = to_sortable(x[_u(ra + c + 1)])
-                        take = b > a
-                        a = b if take else a
-                        at = c + 1 if take else at
-                        b = to_sortable(x[_u(ra + c + 2)])
-                        take = b > a
-                        a = b if take else a
-                        at = c + 2 if take else at
-                        row_values[_u(va + o)] = a
-                        row_index[_u(va + o)] = at * c_step + r_index
-                elif sw == 1:
-                    for o in range(lo_w, hi_w):
-                        row_values[_u(va + o)] = to_sortable(x[_u(ra + o - pw)])
-                        row_index[_u(va + o)] = (o - pw) * c_step + r_index
-                    for j in range(1, kw):
-                        for o in range(lo_w, hi_w):
-                            c = o - pw + j * dw
-                            a = row_values[_u(va + o)]
-                            b = to_sortable(x[_u(ra + c)])
-                            take = b > a
-                            row_values[_u(va + o)] = b if take else a
-                            at = row_index[_u(va + o)]
-                            row_index[_u(va + o)] = c * c_step + r_index if take else at
-                else:
-                    for o in range(lo_w, hi_w):
-                        c = o * sw - pw
-                        a, at = to_sortable(x[_u(ra + c)]), c
-                        for j in range(1, kw):
-                            b = to_sortable(x[_u(ra + c + j * dw)])
-                            if b > a:
-                                a, at = b, c + j * dw
-                        row_values[_u(va + o)] = a
-                        row_index[_u(va + o)] = at * c_step + r_index
-                for part in range(2):  # the windows with taps outside the row
-                    o_from, o_to = (0, lo_w) if part == 0 else (hi_w, OW)
-                    for o in range(o_from, o_to):
-                        a, at = sortable_fill, -1
-                        for j in range(_tap_lo(taps, 1, o), _tap_hi(taps, 1, o)):
-                            c = o * sw - pw + j * dw
-                            b = to_sortable(x[ra + c])
-                            if at < 0 or b > a:
-                                a, at = b, c
-                        row_values[va + o] = a
-                        row_index[va + o] = at * c_step + r_index if at >= 0 else -1
-            # 2. down the columns, keeping the earlier row on ties
-            for oh in range(oh_lo, oh_hi):
-                ya = (plane * OH + oh) * OW
-                slot = _slot_in(oh, rows_lo, rows_hi)
-                t_lo, t_hi = taps[0, 0, slot], taps[1, 0, slot]
-                if t_lo >= t_hi:
-                    for e in range(ya, ya + OW):
-                        y[e] = fill
-                        indices[e] = -1
-                    continue
-                va = (oh * sh - ph + t_lo * dh - r_lo) * OW
-                for o in range(OW):
-                    row_acc[_u(o)] = row_values[_u(va + o)]
-                    indices[_u(ya + o)] = row_index[_u(va + o)]
-                for t in range(1, t_hi - t_lo):
-                    ta = va + t * dh * OW
-                    for o in range(OW):
-                        a = row_acc[_u(o)]
-                        b = row_values[_u(ta + o)]
-                        take = b > a
-                        row_acc[_u(o)] = b if take else a
-                        at = indices[_u(ya + o)]
-                        indices[_u(ya + o)] = row_index[_u(ta + o)] if take else at
-                for o in range(OW):  # back to values, and to flat indices
-                    y[_u(ya + o)] = from_sortable(row_acc[_u(o)])
-                    at = indices[_u(ya + o)]
-                    indices[_u(ya + o)] = at + xa if at >= 0 else -1
+            # With Indices, rows first: 1. along each input row that a window reads, the
+            # first maximum of each window (as a sortable value) and its index within the
+            # plane; 2. down the columns. The output rows go in blocks whose input rows fit
+            # in ROWS_SCRATCH values. A block pools each row of its span once, or, where
+            # its windows read fewer rows than the span holds (row strides or dilations
+            # that skip rows), each output row's own rows (a row pooled per window row
+            # reading it). (Pooling the task's whole span, strides of 1024 on rows of 64
+            # took 512x the rows and gigabytes of scratch.)
+            cap_rows = max(1, ROWS_SCRATCH // OW)
+            block = max(1, (cap_rows - (kh - 1) * dh - 1) // sh + 1)
+            for b_lo in range(oh_lo, oh_hi, block):
+                b_hi = min(b_lo + block, oh_hi)
+                s_lo, s_hi, n_read = H, 0, 0
+                for oh in range(b_lo, b_hi):
+                    slot = _slot_in(oh, rows_lo, rows_hi)
+                    t_lo, t_hi = taps[0, 0, slot], taps[1, 0, slot]
+                    if t_lo < t_hi:
+                        s_lo = min(s_lo, oh * sh - ph + t_lo * dh)
+                        s_hi = max(s_hi, oh * sh - ph + (t_hi - 1) * dh + 1)
+                        n_read += t_hi - t_lo
+                dense = s_hi - s_lo <= n_read
+                row_step = (dh if dense else 1) * OW
+                g_lo = b_lo
+                while g_lo < b_hi:  # the block at once, or output row by output row
+                    g_hi = b_hi if dense else g_lo + 1
+                    r0, r_step, n_pool = s_lo, 1, max(0, s_hi - s_lo)
+                    if not dense:
+                        slot = _slot_in(g_lo, rows_lo, rows_hi)
+                        t_lo, t_hi = taps[0, 0, slot], taps[1, 0, slot]
+                        r0, r_step = g_lo * sh - ph + t_lo * dh, dh
+                        n_pool = max(0, t_hi - t_lo)
+                    if row_index.shape[0] < n_pool * OW:
+                        row_values = np.empty(n_pool * OW, dtype=x.dtype)
+                        row_index = np.empty(n_pool * OW, dtype=np.int64)
+                    for i in range(n_pool):
+                        r = r0 + i * r_step
+                        va = i * OW
+                        ra = xa + r * W
+                        # index of column c of this row: c * c_step + r_index
+                        c_step, r_index = (H, r) if column_major else (1, r * W)
+                        if dw == 1 and sw == 2 and kw == 3:
+                            for o in range(lo_w, hi_w):
+                                c = 2 * o - pw
+                                a, at = to_sortable(x[_u(ra + c)]), c
+                                b = to_sortable(x[_u(ra + c + 1)])
+                                take = b > a
+                                a = b if take else a
+                                at = c + 1 if take else at
+                                b = to_sortable(x[_u(ra + c + 2)])
+                                take = b > a
+                                a = b if take else a
+                                at = c + 2 if take else at
+                                row_values[_u(va + o)] = a
+                                row_index[_u(va + o)] = at * c_step + r_index
+                        elif sw == 1:
+                            for o in range(lo_w, hi_w):
+                                row_values[_u(va + o)] = to_sortable(x[_u(ra + o - pw)])
+                                row_index[_u(va + o)] = (o - pw) * c_step + r_index
+                            for j in range(1, kw):
+                                for o in range(lo_w, hi_w):
+                                    c = o - pw + j * dw
+                                    a = row_values[_u(va + o)]
+                                    b = to_sortable(x[_u(ra + c)])
+                                    take = b > a
+                                    row_values[_u(va + o)] = b if take else a
+                                    at = row_index[_u(va + o)]
+                                    row_index[_u(va + o)] = c * c_step + r_index if take else at
+                        else:
+                            for o in range(lo_w, hi_w):
+                                c = o * sw - pw
+                                a, at = to_sortable(x[_u(ra + c)]), c
+                                for j in range(1, kw):
+                                    b = to_sortable(x[_u(ra + c + j * dw)])
+                                    if b > a:
+                                        a, at = b, c + j * dw
+                                row_values[_u(va + o)] = a
+                                row_index[_u(va + o)] = at * c_step + r_index
+                        for part in range(2):  # the windows with taps outside the row
+                            o_from, o_to = (0, lo_w) if part == 0 else (hi_w, OW)
+                            for o in range(o_from, o_to):
+                                a, at = sortable_fill, -1
+                                for j in range(_tap_lo(taps, 1, o), _tap_hi(taps, 1, o)):
+                                    c = o * sw - pw + j * dw
+                                    b = to_sortable(x[ra + c])
+                                    if at < 0 or b > a:
+                                        a, at = b, c
+                                row_values[va + o] = a
+                                row_index[va + o] = at * c_step + r_index if at >= 0 else -1
+                    for oh in range(g_lo, g_hi):
+                        ya = (plane * OH + oh) * OW
+                        slot = _slot_in(oh, rows_lo, rows_hi)
+                        t_lo, t_hi = taps[0, 0, slot], taps[1, 0, slot]
+                        if t_lo >= t_hi:
+                            for e in range(ya, ya + OW):
+                                y[e] = fill
+                                indices[e] = -1
+                            continue
+                        va = (oh * sh - ph + t_lo * dh - r0) // r_step * OW
+                        for o in range(OW):
+                            row_acc[_u(o)] = row_values[_u(va + o)]
+                            indices[_u(ya + o)] = row_index[_u(va + o)]
+                        for t in range(1, t_hi - t_lo):
+                            ta = va + t * row_step
+                            for o in range(OW):
+                                a = row_acc[_u(o)]
+                                b = row_values[_u(ta + o)]
+                                take = b > a
+                                row_acc[_u(o)] = b if take else a
+                                at = indices[_u(ya + o)]
+                                indices[_u(ya + o)] = row_index[_u(ta + o)] if take else at
+                        for o in range(OW):  # back to values, and to flat indices
+                            y[_u(ya + o)] = from_sortable(row_acc[_u(o)])
+                            at = indices[_u(ya + o)]
+                            indices[_u(ya + o)] = at + xa if at >= 0 else -1
+                    g_lo = g_hi
         if negative_zero and not nan:
             # (a -0.0 took these rows window by window, 13-50x the time; a few zeros now)
             _zero_maxima_exact(x, y, indices, want, dims, taps, inf_bits, fill, plane, oh_lo,

@@ -143,9 +143,26 @@ def ref_max_pool_values(
     strides=None,
     layout="NCHW",
 ):
-    """ref_max_pool's Y, for inputs too large for its loops: the same rules, applied to every
-    output at once, one numpy step per window tap in row-major order (checked against
-    ref_max_pool in test_max_pool.py)."""
+    """ref_max_pool's Y, for inputs too large for its loops (see ref_max_pool_vectorised)."""
+    return ref_max_pool_vectorised(
+        x, kernel_shape, auto_pad, ceil_mode, dilations, pads, 0, strides, layout
+    )[0]
+
+
+def ref_max_pool_vectorised(
+    x,
+    kernel_shape,
+    auto_pad="NOTSET",
+    ceil_mode=0,
+    dilations=None,
+    pads=None,
+    storage_order=0,
+    strides=None,
+    layout="NCHW",
+):
+    """ref_max_pool's (Y, Indices), for inputs too large for its loops: the same rules,
+    applied to every output at once, one numpy step per window tap in row-major order
+    (checked against ref_max_pool in test_max_pool.py)."""
     x = np.asarray(x)
     nchw = np.moveaxis(x, -1, 1) if layout == "NHWC" else x
     n_batch, n_chan = nchw.shape[:2]
@@ -186,7 +203,22 @@ def ref_max_pool_values(
     y = np.take_along_axis(planes, best_at.reshape(n_batch, n_chan, -1), axis=2)
     y = np.where(found.reshape(y.shape), y, np.array(lowest(x.dtype)).astype(x.dtype))
     y = y.reshape(out_shape)
-    return np.moveaxis(y, 1, -1) if layout == "NHWC" else y
+    # Indices: the position, row-major or column-major over the spatial axes, in X
+    plane = int(np.prod(spatial))
+    if storage_order == 1 and plane > 0:
+        position = np.ravel_multi_index(np.unravel_index(best_at, spatial)[::-1], spatial[::-1])
+    else:
+        position = best_at
+    n = np.arange(n_batch).reshape([-1] + [1] * (rank + 1))
+    c = np.arange(n_chan).reshape([1, -1] + [1] * rank)
+    if layout == "NHWC":
+        flat = (n * plane + position) * n_chan + c
+    else:
+        flat = (n * n_chan + c) * plane + position
+    ind = np.where(found, flat, -1).astype(np.int64)
+    if layout == "NHWC":
+        return np.moveaxis(y, 1, -1), np.moveaxis(ind, 1, -1)
+    return y, ind
 
 
 def ref_global_max_pool(x, layout="NCHW"):

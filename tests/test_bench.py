@@ -133,7 +133,8 @@ def test_time_blocks_times_the_steady_call_not_the_wake_up():
     times = _bench.time_blocks({"sleepy": sleepy, "other": lambda: None}, blocks=3)
     assert set(times) == {"sleepy", "other"}
     # A ~10 ms block of ~100 calls that began with the 20 ms call would give >= 0.3 ms.
-    assert times["sleepy"] < 0.0002, times
+    # (0.1 ms calls measured 0.22 ms with both cores busy compiling, 2026-12-03)
+    assert times["sleepy"] < 0.00027, times
 
 
 def _script(name: str, *args: str) -> subprocess.CompletedProcess:

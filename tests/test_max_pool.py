@@ -9,7 +9,7 @@ import numba
 import numpy as np
 import pytest
 from conftest import ALL_DTYPES, DTYPE_IDS, FLOAT_DTYPES, assert_identical, make_input
-from reference import ref_max_pool, ref_max_pool_values
+from reference import ref_max_pool, ref_max_pool_values, ref_max_pool_vectorised
 from test_activation import numpy_activation
 
 import fastpool
@@ -139,13 +139,18 @@ def test_matches_reference(path, case, dtype, entry):
 @pytest.mark.parametrize("dtype", ALL_DTYPES, ids=DTYPE_IDS)
 @pytest.mark.parametrize(("path", "case"), CASES)
 def test_vectorised_reference(path, case, dtype):
-    """ref_max_pool_values, the oracle of the larger inputs below, gives ref_max_pool's Y
-    (NaN payloads, signed zeros and ties included)."""
+    """ref_max_pool_values and ref_max_pool_vectorised, the oracles of the larger inputs
+    below, give ref_max_pool's Y and Indices (NaN payloads, signed zeros and ties included;
+    both storage orders where the layout has them)."""
     layout, spatial = PATHS[path]
     attrs = attribute_cases(len(spatial))[case]
     x = make_input(input_shape(layout, spatial), dtype, seed=zlib.crc32(f"v{path}{case}".encode()))
-    expected = ref_max_pool(x, layout=layout, **attrs)[0]
-    assert_identical(ref_max_pool_values(x, layout=layout, **attrs), expected)
+    for storage_order in (0, 1) if layout == "NCHW" else (0,):
+        expected = ref_max_pool(x, layout=layout, storage_order=storage_order, **attrs)
+        actual = ref_max_pool_vectorised(x, layout=layout, storage_order=storage_order, **attrs)
+        assert_identical(actual[0], expected[0])
+        np.testing.assert_array_equal(actual[1], expected[1])
+    assert_identical(ref_max_pool_values(x, layout=layout, **attrs), expected[0])
 
 
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=[d.name for d in FLOAT_DTYPES])
@@ -746,6 +751,59 @@ def test_column_major_indices_of_large_planes(entry):
         y, indices = fastpool.max_pool(x, storage_order=storage_order, return_indices=True, **attrs)
         assert_identical(y, expected_y)
         assert_identical(indices, plane_start + expected_i)
+
+
+# Geometries the planar kernel pools rows first with Indices, by test id: rows past the
+# flat stretches' 2,048 columns, or windows reaching past a row of pitch column maxima
+# (stride 1 along the rows without pads). Row strides or dilations that skip input rows
+# (each output row pools its own rows), and ones that read every row (blocks of output
+# rows, several to a task on the wide rows: ROWS_SCRATCH holds 31 rows of 2,098 windows).
+ROWS_FIRST = {
+    "wide-k3": ((1, 1, 70, 2100), dict(kernel_shape=[3, 3])),
+    "wide-k3-s2-pads": ((1, 1, 75, 2100), dict(kernel_shape=[3, 3], strides=[2, 1],
+                                               pads=[1, 1, 1, 1])),
+    "wide-k2x3-s7": ((1, 2, 40, 2100), dict(kernel_shape=[2, 3], strides=[7, 1])),
+    "wide-d5-s2-pads": ((1, 1, 60, 2100), dict(kernel_shape=[3, 2], dilations=[5, 1],
+                                               strides=[2, 1], pads=[4, 0, 3, 0])),
+    "k2-s9": ((2, 3, 60, 64), dict(kernel_shape=[2, 2], strides=[9, 1])),
+    "k3-d5-s11-ceil": ((1, 2, 64, 64), dict(kernel_shape=[3, 2], dilations=[5, 1],
+                                            strides=[11, 1], ceil_mode=1)),
+    "k5-d3-ceil": ((1, 1, 40, 64), dict(kernel_shape=[5, 2], dilations=[3, 1], ceil_mode=1)),
+}  # fmt: skip
+
+
+def _goes_rows_first(shape, attrs, dtype) -> bool:
+    """Whether the planar kernel pools these NCHW attributes with Indices rows first."""
+    from fastpool._max_kernels import _flat_tables, _window_pairs, _window_triples
+
+    wide = np.dtype(dtype).itemsize >= 4
+    for storage_order in (0, 1):
+        dims = _planar_dims(shape, attrs["kernel_shape"], attrs, storage_order)
+        if _window_pairs.py_func(dims, wide) or _window_triples.py_func(dims):
+            return False
+        group_planes, block_rows = _flat_tables.py_func(dims, 1, 1, True, wide)[:2]
+        if group_planes > 0 or block_rows > 0:
+            return False
+    return True
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=DTYPE_IDS)
+@pytest.mark.parametrize(("shape", "attrs"), list(ROWS_FIRST.values()), ids=list(ROWS_FIRST))
+def test_rows_first_indices(shape, attrs, dtype, entry):
+    """Indices pooled rows first (see ROWS_FIRST), both storage orders, data with many ties,
+    with and without NaN, +-inf and -0.0, against the vectorised reference; the values
+    alone too."""
+    assert _goes_rows_first(shape, attrs, dtype)
+    for specials in (False, True):
+        seed = zlib.crc32(f"{shape}{attrs}{specials}".encode())
+        x = make_input(shape, dtype, seed=seed, specials=specials, negative_zero=specials)
+        for storage_order in (0, 1):
+            expected = ref_max_pool_vectorised(x, storage_order=storage_order, **attrs)
+            y, indices = fastpool.max_pool(x, storage_order=storage_order, return_indices=True,
+                                           **attrs)  # fmt: skip
+            assert_identical(y, expected[0])
+            assert_identical(indices, expected[1])
+        assert_identical(fastpool.max_pool(x, **attrs), expected[0])
 
 
 @pytest.mark.parametrize(

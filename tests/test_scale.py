@@ -95,6 +95,16 @@ CASES = {
         marks=[[2**32 + 263, 9], [2**32 + 265, 9], [2**32 - 256, 8], [3, 2]],
         max_index=2**32 + 263,  # the first of the tie, in the last window
     ),
+    # 2**22 rows of 64 uint8, 2x2 windows 1,024 rows apart, with Indices rows first (the
+    # windows reach past rows of pitch column maxima): the tasks pooled, and held scratch
+    # for, every row between their first and last, 600 MB of it; the tie (first row wins)
+    # sets the largest index
+    "uint8-rows-far-apart": dict(
+        dtype="uint8", layout="NCHW", shape=[1, 1, 2**22, 64], warm_shape=[1, 1, 4, 64],
+        attrs=dict(kernel_shape=[2, 2], strides=[1024, 1]),
+        marks=[[4095 * 1024 * 64 + 12, 9], [(4095 * 1024 + 1) * 64 + 12, 9], [5, 3]],
+        max_index=4095 * 1024 * 64 + 62,  # (the tie's second would give + 76)
+    ),
     # 4 GiB of float32 in one C-contiguous array
     "float32-4GiB": dict(
         dtype="float32", layout="NCHW", shape=[1, 1, 32768, 32768], warm_shape=[1, 1, 64, 64],
