@@ -2013,6 +2013,7 @@ def _planar_tasks(
     padded = np.full(dims[P_ROW_LENGTH], sortable_fill, dtype=x.dtype)
     row_acc = np.empty(OW, dtype=x.dtype)
     pairs = np.empty(OW + kw if sw == 2 else 0, dtype=x.dtype)
+    pair_index = np.empty(OW + kw if want and sw == 2 else 0, dtype=np.int64)
     row_values = np.empty(0, dtype=x.dtype)
     row_index = np.empty(0, dtype=np.int64)
     # _triple_windows' column maxima and keys: OW odd columns, OW + 1 even ones
@@ -2357,6 +2358,48 @@ def _planar_tasks(
                                 at = c + 2 if take else at
                                 row_values[_u(va + o)] = a
                                 row_index[_u(va + o)] = at * c_step + r_index
+                        elif dw == 1 and sw == 2:
+                            # wider windows at stride 2, as the values' column pairs: each
+                            # pair's first maximum, then window o takes pairs o .. o + kw //
+                            # 2 - 1 in order (for odd kw, the even column after them), a
+                            # later one only when larger. (The tap loop below branches on
+                            # the data: the 1-D k4 s2 took 13x the values' time.)
+                            half, c0, n_win = kw // 2, 2 * lo_w - pw, hi_w - lo_w
+                            for k in range(n_win + half - 1 if n_win > 0 else 0):
+                                c = c0 + 2 * k
+                                a = to_sortable(x[_u(ra + c)])
+                                b = to_sortable(x[_u(ra + c + 1)])
+                                take = b > a
+                                pairs[_u(k)] = b if take else a
+                                pair_index[_u(k)] = c * c_step + r_index + (c_step if take else 0)
+                            # (pairs 0 and 1 in one loop: a copy, then a merge, was slower)
+                            second = 1 if half > 1 else 0
+                            for o in range(lo_w, hi_w):
+                                k = o - lo_w
+                                a = pairs[_u(k)]
+                                b = pairs[_u(k + second)]
+                                take = b > a
+                                row_values[_u(va + o)] = b if take else a
+                                at = pair_index[_u(k)]
+                                row_index[_u(va + o)] = pair_index[_u(k + second)] if take else at
+                            for j in range(2, half):
+                                for o in range(lo_w, hi_w):
+                                    k = o - lo_w + j
+                                    a = row_values[_u(va + o)]
+                                    b = pairs[_u(k)]
+                                    take = b > a
+                                    row_values[_u(va + o)] = b if take else a
+                                    at = row_index[_u(va + o)]
+                                    row_index[_u(va + o)] = pair_index[_u(k)] if take else at
+                            if kw % 2 == 1:
+                                for o in range(lo_w, hi_w):
+                                    c = 2 * o - pw + kw - 1
+                                    a = row_values[_u(va + o)]
+                                    b = to_sortable(x[_u(ra + c)])
+                                    take = b > a
+                                    row_values[_u(va + o)] = b if take else a
+                                    at = row_index[_u(va + o)]
+                                    row_index[_u(va + o)] = c * c_step + r_index if take else at
                         elif sw == 1:
                             for o in range(lo_w, hi_w):
                                 row_values[_u(va + o)] = to_sortable(x[_u(ra + o - pw)])

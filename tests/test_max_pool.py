@@ -769,6 +769,15 @@ ROWS_FIRST = {
     "k3-d5-s11-ceil": ((1, 2, 64, 64), dict(kernel_shape=[3, 2], dilations=[5, 1],
                                             strides=[11, 1], ceil_mode=1)),
     "k5-d3-ceil": ((1, 1, 40, 64), dict(kernel_shape=[5, 2], dilations=[3, 1], ceil_mode=1)),
+    # column stride 2 (windows from the column pairs' maxima, for any width)
+    "1d-k4-s2-pads": ((1, 3, 4500), dict(kernel_shape=[4], strides=[2], pads=[1, 1])),
+    "1d-k2-s2": ((2, 1, 4400), dict(kernel_shape=[2], strides=[2])),
+    "1d-k7-s2-ceil": ((1, 2, 4403), dict(kernel_shape=[7], strides=[2], pads=[3, 2],
+                                         ceil_mode=1)),
+    "wide-k3x4-s2-pads": ((1, 2, 9, 4200), dict(kernel_shape=[3, 4], strides=[2, 2],
+                                                pads=[1, 1, 1, 1])),
+    "wide-k2x5-s1x2-ceil": ((1, 1, 6, 4300), dict(kernel_shape=[2, 5], strides=[1, 2],
+                                                  pads=[0, 2, 0, 1], ceil_mode=1)),
 }  # fmt: skip
 
 
