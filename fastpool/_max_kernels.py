@@ -444,6 +444,19 @@ def _key_wins(value, key, best, best_key):
     return (value > best) | ((value == best) & (key < best_key))
 
 
+@kernel(inline="always")
+def _key_tap(row_max, row_key, at, step, cur_max, cur_key, new_max, new_key, o_lo, o_hi):
+    """One tap along the rows in _volume_indices_task: for o in [o_lo, o_hi), the value at
+    at + step * o of row_max with its key where it wins over cur_max[o], cur_key[o] (a
+    larger value, or an equal one with a smaller key), else those; into new_max, new_key."""
+    for o in range(o_lo, o_hi):
+        value, key = row_max[_u(at + step * o)], row_key[_u(at + step * o)]
+        best, best_key = cur_max[_u(o)], cur_key[_u(o)]
+        take = _key_wins(value, key, best, best_key)
+        new_max[_u(o)] = value if take else best
+        new_key[_u(o)] = key if take else best_key
+
+
 @kernel()
 def _volume_indices_task(x, y, indices, geo, taps, order, inf_bits, fill, plane, o_lo, o_hi):
     """Output slices o_lo..o_hi-1 of one plane of a channels-first volume, with Indices, for
@@ -466,16 +479,22 @@ def _volume_indices_task(x, y, indices, geo, taps, order, inf_bits, fill, plane,
     dd, dh, dw = geo[DILATIONS, 0], geo[DILATIONS, 1], geo[DILATIONS, 2]
     HW = H * W
     xa = plane * D * HW
+    # Each pass from one buffer into the other (a select stored back where it was read
+    # becomes a masked store, slow on AMD processors), starting in the one that leaves the
+    # last tap's result in the first buffer.
     slice_max = np.full(HW, order_key(x[xa], inf_bits))
     slice_key = np.empty(HW, dtype=np.int32)
+    slice_max2, slice_key2 = np.empty_like(slice_max), np.empty_like(slice_key)
     row_max = np.full(OH * W, order_key(x[xa], inf_bits))
     row_key = np.empty(OH * W, dtype=np.int32)
+    row_max2, row_key2 = np.empty_like(row_max), np.empty_like(row_key)
     s0, s1, s2 = geo[order, 0], geo[order, 1], geo[order, 2]
     index_at = plane * D * HW
     kw = geo[KERNEL, 2]
     w_lo, w_hi = geo[INTERIOR_LO, 2], geo[INTERIOR_HI, 2]
     out_max = np.full(OW, order_key(x[xa], inf_bits))
     out_key = np.empty(OW, dtype=np.int32)
+    out_max2, out_key2 = np.empty_like(out_max), np.empty_like(out_key)
     for od in range(o_lo, o_hi):
         ya = ((plane * geo[OUT_SHAPE, 0] + od) * OH) * OW
         jd_lo, jd_hi = _tap_lo(taps, 0, od), _tap_hi(taps, 0, od)
@@ -485,35 +504,45 @@ def _volume_indices_task(x, y, indices, geo, taps, order, inf_bits, fill, plane,
                 indices[e] = -1
             continue
         # 1. along the first axis, whole slices at a time
+        odd = (jd_hi - jd_lo) % 2 == 1
+        cur_max, cur_key = (slice_max, slice_key) if odd else (slice_max2, slice_key2)
+        new_max, new_key = (slice_max2, slice_key2) if odd else (slice_max, slice_key)
         for jd in range(jd_lo, jd_hi):
             key_at = (od * sd - pd + jd * dd) * HW
             if jd == jd_lo:
                 for i in range(HW):
-                    slice_max[_u(i)] = order_key(x[_u(xa + key_at + i)], inf_bits)
-                    slice_key[_u(i)] = np.int32(key_at + i)
-            else:
-                for i in range(HW):
-                    value = order_key(x[_u(xa + key_at + i)], inf_bits)
-                    take = value > slice_max[_u(i)]
-                    slice_max[_u(i)] = value if take else slice_max[_u(i)]
-                    slice_key[_u(i)] = np.int32(key_at + i) if take else slice_key[_u(i)]
+                    cur_max[_u(i)] = order_key(x[_u(xa + key_at + i)], inf_bits)
+                    cur_key[_u(i)] = np.int32(key_at + i)
+                continue
+            for i in range(HW):
+                value, best = order_key(x[_u(xa + key_at + i)], inf_bits), cur_max[_u(i)]
+                take = value > best
+                new_max[_u(i)] = value if take else best
+                new_key[_u(i)] = np.int32(key_at + i) if take else cur_key[_u(i)]
+            cur_max, new_max = new_max, cur_max
+            cur_key, new_key = new_key, cur_key
         # 2. down the columns, whole rows at a time
         for oh in range(OH):
             ra = oh * W
             jh_lo, jh_hi = _tap_lo(taps, 1, oh), _tap_hi(taps, 1, oh)
+            odd = (jh_hi - jh_lo) % 2 == 1
+            cur_max, cur_key = (row_max, row_key) if odd else (row_max2, row_key2)
+            new_max, new_key = (row_max2, row_key2) if odd else (row_max, row_key)
             for jh in range(jh_lo, jh_hi):
                 sa = (oh * sh - ph + jh * dh) * W
                 if jh == jh_lo:
                     for w in range(W):
-                        row_max[_u(ra + w)] = slice_max[_u(sa + w)]
-                        row_key[_u(ra + w)] = slice_key[_u(sa + w)]
-                else:
-                    for w in range(W):
-                        value, key = slice_max[_u(sa + w)], slice_key[_u(sa + w)]
-                        best, best_key = row_max[_u(ra + w)], row_key[_u(ra + w)]
-                        take = _key_wins(value, key, best, best_key)
-                        row_max[_u(ra + w)] = value if take else best
-                        row_key[_u(ra + w)] = key if take else best_key
+                        cur_max[_u(ra + w)] = slice_max[_u(sa + w)]
+                        cur_key[_u(ra + w)] = slice_key[_u(sa + w)]
+                    continue
+                for w in range(W):
+                    value, key = slice_max[_u(sa + w)], slice_key[_u(sa + w)]
+                    best, best_key = cur_max[_u(ra + w)], cur_key[_u(ra + w)]
+                    take = _key_wins(value, key, best, best_key)
+                    new_max[_u(ra + w)] = value if take else best
+                    new_key[_u(ra + w)] = key if take else best_key
+                cur_max, new_max = new_max, cur_max
+                cur_key, new_key = new_key, cur_key
         # 3. along the rows: the windows with every tap inside a tap at a time, the others
         # one by one
         for oh in range(OH):
@@ -524,33 +553,27 @@ def _volume_indices_task(x, y, indices, geo, taps, order, inf_bits, fill, plane,
                     y[e] = fill
                     indices[e] = -1
                 continue
+            odd = kw % 2 == 1
+            cur_max, cur_key = (out_max, out_key) if odd else (out_max2, out_key2)
+            new_max, new_key = (out_max2, out_key2) if odd else (out_max, out_key)
             for jw in range(kw):
                 at = ra - pw + jw * dw
                 if jw == 0:
                     for ow in range(w_lo, w_hi):
-                        out_max[_u(ow)] = row_max[_u(at + ow * sw)]
-                        out_key[_u(ow)] = row_key[_u(at + ow * sw)]
-                elif sw == 1:  # (a constant stride, for contiguous loads)
-                    for ow in range(w_lo, w_hi):
-                        value, key = row_max[_u(at + ow)], row_key[_u(at + ow)]
-                        best, best_key = out_max[_u(ow)], out_key[_u(ow)]
-                        take = _key_wins(value, key, best, best_key)
-                        out_max[_u(ow)] = value if take else best
-                        out_key[_u(ow)] = key if take else best_key
+                        cur_max[_u(ow)] = row_max[_u(at + ow * sw)]
+                        cur_key[_u(ow)] = row_key[_u(at + ow * sw)]
+                    continue
+                if sw == 1:  # (a constant stride, for contiguous loads)
+                    _key_tap(row_max, row_key, at, 1, cur_max, cur_key, new_max, new_key, w_lo,
+                             w_hi)  # fmt: skip
                 elif sw == 2:
-                    for ow in range(w_lo, w_hi):
-                        value, key = row_max[_u(at + 2 * ow)], row_key[_u(at + 2 * ow)]
-                        best, best_key = out_max[_u(ow)], out_key[_u(ow)]
-                        take = _key_wins(value, key, best, best_key)
-                        out_max[_u(ow)] = value if take else best
-                        out_key[_u(ow)] = key if take else best_key
+                    _key_tap(row_max, row_key, at, 2, cur_max, cur_key, new_max, new_key, w_lo,
+                             w_hi)  # fmt: skip
                 else:
-                    for ow in range(w_lo, w_hi):
-                        value, key = row_max[_u(at + ow * sw)], row_key[_u(at + ow * sw)]
-                        best, best_key = out_max[_u(ow)], out_key[_u(ow)]
-                        take = _key_wins(value, key, best, best_key)
-                        out_max[_u(ow)] = value if take else best
-                        out_key[_u(ow)] = key if take else best_key
+                    _key_tap(row_max, row_key, at, sw, cur_max, cur_key, new_max, new_key, w_lo,
+                             w_hi)  # fmt: skip
+                cur_max, new_max = new_max, cur_max
+                cur_key, new_key = new_key, cur_key
             for part in range(2):
                 o_from, o_to = (0, w_lo) if part == 0 else (w_hi, OW)
                 for ow in range(o_from, o_to):
@@ -1073,7 +1096,7 @@ def _flat_rows_argmax(
     """_flat_rows with Indices: over the taps of e inside its row, the largest column
     maximum, and of equal ones the first in row-major order (the smallest position);
     indices[y_at + e] = base + that position (-1: none). ``evens`` (2 * n + 2 values) and
-    ``even_at`` (int32, 2 * n + 2): scratch at stride 2. ``free``: as in _flat_rows, the
+    ``even_at`` (int32, 2 * n + 2): scratch. ``free``: as in _flat_rows, the
     first taps, known to be inside every row. A column with no row holds sortable_fill
     and position -1."""
     start = guard - pw
@@ -1156,24 +1179,46 @@ def _flat_rows_argmax(
             y[_u(y_at + e)] = from_sortable(best[_u(e)])
             _put_index(words, y_at + e, np.uint32(best_at[_u(e)]), base)
         return
+    # Other windows tap by tap, from one buffer into the other (a select stored back where
+    # it was read becomes a masked store, slow on AMD processors) with int32 positions
+    # compared as unsigned, as above. (Accumulated in y and the int64 Indices with tests
+    # that branched, 3x3 dilated 2 on 56x56 and 5x5 on 13x13 took 10x and 5x the values'
+    # time on the AVX2 AMD EPYC (Zen 3) machine.)
+    best, best_at = evens[:n], even_at[:n]
+    other, other_at = evens[n + 1 : 2 * n + 1], even_at[n + 1 : 2 * n + 1]
     for e in range(n):
-        y[_u(y_at + e)] = sortable_fill
-        indices[_u(y_at + e)] = -1
+        best[_u(e)] = sortable_fill
+        best_at[_u(e)] = np.int32(-1)
     for j in range(kw):
         lo, hi = np.int32(pw - j * dw), np.int32(held + pw - j * dw)
-        for e in range(n):
-            c = column_of[_u(e)]
-            a, a_at = y[_u(y_at + e)], indices[_u(y_at + e)]
-            b = columns[_u(start + sw * e + j * dw)]
-            b_at = positions[_u(start + sw * e + j * dw)]
-            take = (c >= lo and c < hi and b_at >= 0
-                    and (a_at < 0 or b > a or (b == a and b_at < a_at)))  # fmt: skip
-            y[_u(y_at + e)] = b if take else a
-            indices[_u(y_at + e)] = b_at if take else a_at
+        if sw == 1:  # (a constant step: contiguous loads, where a run-time one gathers)
+            _tap_argmax(columns, positions, column_of, best, best_at, other, other_at, n,
+                        start + j * dw, 1, lo, hi)  # fmt: skip
+        else:
+            _tap_argmax(columns, positions, column_of, best, best_at, other, other_at, n,
+                        start + j * dw, sw, lo, hi)  # fmt: skip
+        best, other = other, best
+        best_at, other_at = other_at, best_at
+    words = index_words(indices, columns)
     for e in range(n):
-        y[_u(y_at + e)] = from_sortable(y[_u(y_at + e)])
-        at = indices[_u(y_at + e)]
-        indices[_u(y_at + e)] = base + at if at >= 0 else -1
+        y[_u(y_at + e)] = from_sortable(best[_u(e)])
+        _put_index(words, y_at + e, np.uint32(best_at[_u(e)]), base)
+
+
+@kernel(inline="always")
+def _tap_argmax(columns, positions, column_of, best, best_at, other, other_at, n, first,
+                step, lo, hi):  # fmt: skip
+    """One tap of _flat_rows_argmax: for e < n, the column maximum at first + step * e
+    (with its position) where its column c = column_of[e] is in [lo, hi) and it is
+    larger than best[e], or equal at a smaller position; else best[e]. Into other."""
+    for e in range(n):
+        c = column_of[_u(e)]
+        a, ua = best[_u(e)], np.uint32(best_at[_u(e)])
+        b = columns[_u(first + step * e)]
+        ub = np.uint32(positions[_u(first + step * e)])
+        take = (c >= lo) & (c < hi) & ((b > a) | ((b == a) & (ub < ua)))
+        other[_u(e)] = b if take else a
+        other_at[_u(e)] = np.int32(ub if take else ua)
 
 
 @kernel(inline="always")
@@ -2003,7 +2048,7 @@ def _planar_tasks(
     columns = np.empty(max(block_rows * max(W, pitch), group_planes * plane_values) + 2 * guard
                        + lanes, dtype=x.dtype)  # fmt: skip
     positions = np.empty(columns.shape[0] if want else 0, dtype=np.int32)
-    n_evens = max(group_planes * OH, block_rows) * OW + 1 if sw == 2 else 0
+    n_evens = max(group_planes * OH, block_rows) * OW + 1 if sw == 2 or want else 0
     evens = np.empty(2 * n_evens if want else n_evens, dtype=x.dtype)
     even_at = np.empty(2 * n_evens if want else 0, dtype=np.int32)
     group_at = np.empty(group_planes * H * W if want else 0, dtype=np.int32)

@@ -258,6 +258,8 @@ FLAT_STRETCH_CASES = {
     "k2-s2-d2-ceil": dict(kernel_shape=[2, 2], strides=[2, 2], dilations=[2, 2], ceil_mode=1),
     "k4-s2-p1": dict(kernel_shape=[4, 4], strides=[2, 2], pads=[1, 1, 1, 1]),
     "k5x7-s2": dict(kernel_shape=[5, 7], strides=[2, 2], pads=[0, 3, 1, 2]),
+    # (with Indices, the general row pass at a column stride of 3)
+    "k3-s3-p1": dict(kernel_shape=[3, 3], strides=[3, 3], pads=[1, 1, 1, 1]),
 }
 
 
