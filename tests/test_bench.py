@@ -181,6 +181,17 @@ def test_rows_first_indices_script_quick():
     assert lines[-1].startswith("geometric means: prototype/i "), lines
 
 
+def test_extra_indices_script_one_shape():
+    """scripts/extra_indices.py (docs/measurements.md) runs on one extra shape: it checks
+    fastpool's values and Indices against onnxruntime's (else it stops), and reports the
+    ratios."""
+    pytest.importorskip("onnxruntime")
+    lines = _run_script("extra_indices.py", "k13x13")
+    assert len(lines) == 1, lines
+    assert lines[0].startswith("extra 1x256x13x13 k13x13"), lines
+    assert "Indices/values" in lines[0] and "Indices/onnxruntime" in lines[0], lines
+
+
 def test_global_floor_script_quick():
     """scripts/global_floor.py (docs/measurements.md) runs, checks its floor loop against numpy
     and reports its ratios."""
