@@ -1181,9 +1181,9 @@ def _flat_rows_argmax(
         return
     # Other windows tap by tap, from one buffer into the other (a select stored back where
     # it was read becomes a masked store, slow on AMD processors) with int32 positions
-    # compared as unsigned, as above. (Accumulated in y and the int64 Indices with tests
-    # that branched, 3x3 dilated 2 on 56x56 and 5x5 on 13x13 took 10x and 5x the values'
-    # time on the AVX2 AMD EPYC (Zen 3) machine.)
+    # compared as unsigned, as above. (It accumulated in y and the int64 Indices with tests
+    # that branched; in standalone loops on the AVX2 AMD EPYC (Zen 3) machine, the store in
+    # place took 3.5x the time and the int64 positions 3x.)
     best, best_at = evens[:n], even_at[:n]
     other, other_at = evens[n + 1 : 2 * n + 1], even_at[n + 1 : 2 * n + 1]
     for e in range(n):
@@ -2417,7 +2417,8 @@ def _planar_tasks(
                                 take = b > a
                                 pairs[_u(k)] = b if take else a
                                 pair_index[_u(k)] = c * c_step + r_index + (c_step if take else 0)
-                            # (pairs 0 and 1 in one loop: a copy, then a merge, was slower)
+                            # (pairs 0 and 1 in one loop: one pass less than a copy and a
+                            # merge, though the 1-D k4 s2 took the same time either way)
                             second = 1 if half > 1 else 0
                             for o in range(lo_w, hi_w):
                                 k = o - lo_w
