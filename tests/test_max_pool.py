@@ -780,11 +780,23 @@ ROWS_FIRST = {
                                                 pads=[1, 1, 1, 1])),
     "wide-k2x5-s1x2-ceil": ((1, 1, 6, 4300), dict(kernel_shape=[2, 5], strides=[1, 2],
                                                   pads=[0, 2, 0, 1], ceil_mode=1)),
+    "1d-k6-s2": ((1, 2, 4500), dict(kernel_shape=[6], strides=[2], pads=[2, 3])),
+    "1d-k9-s2": ((1, 1, 4501), dict(kernel_shape=[9], strides=[2])),
+    # column stride 1: one column, even and odd widths, dilated; column stride 3
+    "wide-k3x1": ((1, 1, 20, 2100), dict(kernel_shape=[3, 1], pads=[1, 0, 1, 0])),
+    "wide-k2x4-d2": ((1, 1, 12, 2100), dict(kernel_shape=[2, 4], dilations=[1, 2],
+                                            pads=[0, 3, 1, 2])),
+    "wide-k1x5": ((1, 1, 6, 2100), dict(kernel_shape=[1, 5], pads=[0, 2, 0, 2])),
+    "wide-k2x3-s3": ((1, 1, 8, 2100), dict(kernel_shape=[2, 3], strides=[1, 3],
+                                           pads=[0, 1, 0, 1])),
+    # flat block rows without pitch rows: rows first with Indices (the dilated extra shape)
+    "k3-d2-p2": ((1, 2, 56, 56), dict(kernel_shape=[3, 3], dilations=[2, 2], pads=[2, 2, 2, 2])),
 }  # fmt: skip
 
 
 def _goes_rows_first(shape, attrs, dtype) -> bool:
     """Whether the planar kernel pools these NCHW attributes with Indices rows first."""
+    from fastpool._attrs import P_PITCH_ROWS
     from fastpool._max_kernels import _flat_tables, _window_pairs, _window_triples
 
     wide = np.dtype(dtype).itemsize >= 4
@@ -792,8 +804,9 @@ def _goes_rows_first(shape, attrs, dtype) -> bool:
         dims = _planar_dims(shape, attrs["kernel_shape"], attrs, storage_order)
         if _window_pairs.py_func(dims, wide) or _window_triples.py_func(dims):
             return False
+        # (flat block rows without pitch rows pool only the values flat)
         group_planes, block_rows = _flat_tables.py_func(dims, 1, 1, True, wide)[:2]
-        if group_planes > 0 or block_rows > 0:
+        if group_planes > 0 or (dims[P_PITCH_ROWS] != 0 and block_rows > 0):
             return False
     return True
 
