@@ -1975,54 +1975,6 @@ def _repeat_period(table, period):
         filled += count
 
 
-@kernel(inline="always")
-def _columns_fit(dims):
-    """Whether every column of a row, and -1 for none, fits in int32 (rows of under
-    2**31 - 1 values), as rows-first Indices keep the column of each row window's maximum.
-    (Longer rows take _rows_exact, window by window.)"""
-    return dims[P_W] < (1 << 31) - 1
-
-
-@kernel(inline="always")
-def _row_tap(x, ra, first, step, cur, cur_at, cur_off, new, new_at, new_off, o_lo, o_hi):
-    """One tap along a row, rows first with Indices: for o in [o_lo, o_hi), column
-    first + step * o of the row at ra of x where its sortable value is larger than cur's,
-    with that column, else cur's value and column; into new."""
-    for o in range(o_lo, o_hi):
-        c = first + step * o
-        a = cur[_u(cur_off + o)]
-        b = to_sortable(x[_u(ra + c)])
-        take = b > a
-        new[_u(new_off + o)] = b if take else a
-        new_at[_u(new_off + o)] = np.int32(c) if take else cur_at[_u(cur_off + o)]
-
-
-@kernel(inline="always")
-def _pair_tap(pairs, pair_at, k_first, cur, cur_at, cur_off, new, new_at, new_off, o_lo,
-              o_hi):  # fmt: skip
-    """One column pair of each window, rows first with Indices at stride 2: for o in
-    [o_lo, o_hi), pair k_first + o where it is larger than cur's, else cur's; into new."""
-    for o in range(o_lo, o_hi):
-        a = cur[_u(cur_off + o)]
-        b = pairs[_u(k_first + o)]
-        take = b > a
-        new[_u(new_off + o)] = b if take else a
-        new_at[_u(new_off + o)] = pair_at[_u(k_first + o)] if take else cur_at[_u(cur_off + o)]
-
-
-@kernel(inline="always")
-def _row_down(cur, cur_win, row_values, at, t, new, new_win, n):
-    """One window row down the columns, rows first with Indices: for o in [0, n), row t of
-    the window (row_values from at) where it is larger than cur, with t, else cur's value
-    and row; into new."""
-    for o in range(n):
-        a = cur[_u(o)]
-        b = row_values[_u(at + o)]
-        take = b > a
-        new[_u(o)] = b if take else a
-        new_win[_u(o)] = t if take else cur_win[_u(o)]
-
-
 @kernel()
 def _planar_tasks(
     x, bits, y, indices, want, dims, taps, inf_bits, fill, special_mask, special_inf,
@@ -2106,19 +2058,9 @@ def _planar_tasks(
     padded = np.full(dims[P_ROW_LENGTH], sortable_fill, dtype=x.dtype)
     row_acc = np.empty(OW, dtype=x.dtype)
     pairs = np.empty(OW + kw if sw == 2 else 0, dtype=x.dtype)
-    # Rows first with Indices (where _columns_fit): the rows' window maxima with their
-    # columns in int32, a second row for the taps to alternate with, and down the columns
-    # two accumulators with the window row of each (see there)
-    n_want = OW if want else 0
-    pair_at = np.empty(OW + kw if want and sw == 2 else 0, dtype=np.int32)
+    pair_index = np.empty(OW + kw if want and sw == 2 else 0, dtype=np.int64)
     row_values = np.empty(0, dtype=x.dtype)
-    row_at = np.empty(0, dtype=np.int32)
-    row_other = np.empty(n_want, dtype=x.dtype)
-    row_other_at = np.empty(n_want, dtype=np.int32)
-    down_other = np.empty(n_want, dtype=x.dtype)
-    down_win = np.empty(n_want, dtype=np.int32)
-    down_other_win = np.empty(n_want, dtype=np.int32)
-    first_row = np.zeros(n_want, dtype=np.int32)  # (a window of one row)
+    row_index = np.empty(0, dtype=np.int64)
     # _triple_windows' column maxima and keys: OW odd columns, OW + 1 even ones
     n_odd = OW if want and window_triples else 0
     even_max = np.empty(n_odd + 1 if n_odd > 0 else 0, dtype=x.dtype)
@@ -2406,13 +2348,10 @@ def _planar_tasks(
                             a = b if b > a else a
                         y[_u(ya + o)] = from_sortable(a)
 
-        elif not _columns_fit(dims):  # (with Indices, rows of 2**31 - 1 or more)
-            _rows_exact(x, y, indices, want, dims, taps, inf_bits, fill, plane, oh_lo, oh_hi)
-
         else:
             # With Indices, rows first: 1. along each input row that a window reads, the
-            # first maximum of each window (as a sortable value) and its column; 2. down
-            # the columns, with the window row of each. The output rows go in blocks whose input rows fit
+            # first maximum of each window (as a sortable value) and its index within the
+            # plane; 2. down the columns. The output rows go in blocks whose input rows fit
             # in ROWS_SCRATCH values. A block pools each row of its span once, or, where
             # its windows read fewer rows than the span holds (row strides or dilations
             # that skip rows), each output row's own rows (a row pooled per window row
@@ -2441,17 +2380,15 @@ def _planar_tasks(
                         t_lo, t_hi = taps[0, 0, slot], taps[1, 0, slot]
                         r0, r_step = g_lo * sh - ph + t_lo * dh, dh
                         n_pool = max(0, t_hi - t_lo)
-                    if row_at.shape[0] < n_pool * OW:
+                    if row_index.shape[0] < n_pool * OW:
                         row_values = np.empty(n_pool * OW, dtype=x.dtype)
-                        row_at = np.empty(n_pool * OW, dtype=np.int32)
+                        row_index = np.empty(n_pool * OW, dtype=np.int64)
                     for i in range(n_pool):
                         r = r0 + i * r_step
                         va = i * OW
                         ra = xa + r * W
-                        # Each tap goes from one buffer into the other (a select stored
-                        # back where it was read compiled to masked stores, which took 3.5x
-                        # the time on an AMD EPYC of the third Zen generation), the first
-                        # into the buffer that leaves the last one's in row_values.
+                        # index of column c of this row: c * c_step + r_index
+                        c_step, r_index = (H, r) if column_major else (1, r * W)
                         if dw == 1 and sw == 2 and kw == 3:
                             for o in range(lo_w, hi_w):
                                 c = 2 * o - pw
@@ -2465,7 +2402,7 @@ def _planar_tasks(
                                 a = b if take else a
                                 at = c + 2 if take else at
                                 row_values[_u(va + o)] = a
-                                row_at[_u(va + o)] = at
+                                row_index[_u(va + o)] = at * c_step + r_index
                         elif dw == 1 and sw == 2:
                             # wider windows at stride 2, as the values' column pairs: each
                             # pair's first maximum, then window o takes pairs o .. o + kw //
@@ -2479,55 +2416,49 @@ def _planar_tasks(
                                 b = to_sortable(x[_u(ra + c + 1)])
                                 take = b > a
                                 pairs[_u(k)] = b if take else a
-                                pair_at[_u(k)] = np.int32(c + 1) if take else np.int32(c)
+                                pair_index[_u(k)] = c * c_step + r_index + (c_step if take else 0)
                             # (pairs 0 and 1 in one loop: one pass less than a copy and a
                             # merge, though the 1-D k4 s2 took the same time either way)
-                            into_row = (max(0, half - 2) + kw % 2) % 2 == 0
-                            cur, cur_at, cur_off = row_other, row_other_at, 0
-                            new, new_at, new_off = row_values, row_at, va
-                            if into_row:
-                                cur, cur_at, cur_off = row_values, row_at, va
-                                new, new_at, new_off = row_other, row_other_at, 0
                             second = 1 if half > 1 else 0
                             for o in range(lo_w, hi_w):
                                 k = o - lo_w
                                 a = pairs[_u(k)]
                                 b = pairs[_u(k + second)]
                                 take = b > a
-                                cur[_u(cur_off + o)] = b if take else a
-                                at = pair_at[_u(k)]
-                                cur_at[_u(cur_off + o)] = pair_at[_u(k + second)] if take else at
+                                row_values[_u(va + o)] = b if take else a
+                                at = pair_index[_u(k)]
+                                row_index[_u(va + o)] = pair_index[_u(k + second)] if take else at
                             for j in range(2, half):
-                                _pair_tap(pairs, pair_at, j - lo_w, cur, cur_at, cur_off, new,
-                                          new_at, new_off, lo_w, hi_w)  # fmt: skip
-                                cur, cur_at, cur_off, new, new_at, new_off = (
-                                    new, new_at, new_off, cur, cur_at, cur_off)  # fmt: skip
+                                for o in range(lo_w, hi_w):
+                                    k = o - lo_w + j
+                                    a = row_values[_u(va + o)]
+                                    b = pairs[_u(k)]
+                                    take = b > a
+                                    row_values[_u(va + o)] = b if take else a
+                                    at = row_index[_u(va + o)]
+                                    row_index[_u(va + o)] = pair_index[_u(k)] if take else at
                             if kw % 2 == 1:
-                                _row_tap(x, ra, kw - 1 - pw, 2, cur, cur_at, cur_off, new,
-                                         new_at, new_off, lo_w, hi_w)  # fmt: skip
-                        elif sw == 1 and kw == 1:
+                                for o in range(lo_w, hi_w):
+                                    c = 2 * o - pw + kw - 1
+                                    a = row_values[_u(va + o)]
+                                    b = to_sortable(x[_u(ra + c)])
+                                    take = b > a
+                                    row_values[_u(va + o)] = b if take else a
+                                    at = row_index[_u(va + o)]
+                                    row_index[_u(va + o)] = c * c_step + r_index if take else at
+                        elif sw == 1:
                             for o in range(lo_w, hi_w):
                                 row_values[_u(va + o)] = to_sortable(x[_u(ra + o - pw)])
-                                row_at[_u(va + o)] = o - pw
-                        elif sw == 1:
-                            # taps 0 and 1 in one loop, then one tap at a time
-                            cur, cur_at, cur_off = row_other, row_other_at, 0
-                            new, new_at, new_off = row_values, row_at, va
-                            if kw % 2 == 0:
-                                cur, cur_at, cur_off = row_values, row_at, va
-                                new, new_at, new_off = row_other, row_other_at, 0
-                            for o in range(lo_w, hi_w):
-                                c = o - pw
-                                a = to_sortable(x[_u(ra + c)])
-                                b = to_sortable(x[_u(ra + c + dw)])
-                                take = b > a
-                                cur[_u(cur_off + o)] = b if take else a
-                                cur_at[_u(cur_off + o)] = np.int32(c + dw) if take else np.int32(c)
-                            for j in range(2, kw):
-                                _row_tap(x, ra, j * dw - pw, 1, cur, cur_at, cur_off, new,
-                                         new_at, new_off, lo_w, hi_w)  # fmt: skip
-                                cur, cur_at, cur_off, new, new_at, new_off = (
-                                    new, new_at, new_off, cur, cur_at, cur_off)  # fmt: skip
+                                row_index[_u(va + o)] = (o - pw) * c_step + r_index
+                            for j in range(1, kw):
+                                for o in range(lo_w, hi_w):
+                                    c = o - pw + j * dw
+                                    a = row_values[_u(va + o)]
+                                    b = to_sortable(x[_u(ra + c)])
+                                    take = b > a
+                                    row_values[_u(va + o)] = b if take else a
+                                    at = row_index[_u(va + o)]
+                                    row_index[_u(va + o)] = c * c_step + r_index if take else at
                         else:
                             for o in range(lo_w, hi_w):
                                 c = o * sw - pw
@@ -2537,7 +2468,7 @@ def _planar_tasks(
                                     if b > a:
                                         a, at = b, c + j * dw
                                 row_values[_u(va + o)] = a
-                                row_at[_u(va + o)] = at
+                                row_index[_u(va + o)] = at * c_step + r_index
                         for part in range(2):  # the windows with taps outside the row
                             o_from, o_to = (0, lo_w) if part == 0 else (hi_w, OW)
                             for o in range(o_from, o_to):
@@ -2548,11 +2479,7 @@ def _planar_tasks(
                                     if at < 0 or b > a:
                                         a, at = b, c
                                 row_values[va + o] = a
-                                row_at[va + o] = at
-                    # 2. Down the columns: window rows 0 and 1 in one loop, then one row at
-                    # a time, between two accumulators, each value with its window row
-                    # (int32, as the columns); the Indices once, at the end.
-                    c_step, r_step_index = (H, 1) if column_major else (1, W)
+                                row_index[va + o] = at * c_step + r_index if at >= 0 else -1
                     for oh in range(g_lo, g_hi):
                         ya = (plane * OH + oh) * OW
                         slot = _slot_in(oh, rows_lo, rows_hi)
@@ -2563,28 +2490,22 @@ def _planar_tasks(
                                 indices[e] = -1
                             continue
                         va = (oh * sh - ph + t_lo * dh - r0) // r_step * OW
-                        cur, cur_win, cur_off = row_values, first_row, va
-                        if t_hi - t_lo > 1:
+                        for o in range(OW):
+                            row_acc[_u(o)] = row_values[_u(va + o)]
+                            indices[_u(ya + o)] = row_index[_u(va + o)]
+                        for t in range(1, t_hi - t_lo):
+                            ta = va + t * row_step
                             for o in range(OW):
-                                a = row_values[_u(va + o)]
-                                b = row_values[_u(va + row_step + o)]
+                                a = row_acc[_u(o)]
+                                b = row_values[_u(ta + o)]
                                 take = b > a
                                 row_acc[_u(o)] = b if take else a
-                                down_win[_u(o)] = np.int32(1) if take else np.int32(0)
-                            cur, cur_win, cur_off = row_acc, down_win, 0
-                            new, new_win = down_other, down_other_win
-                            for t in range(2, t_hi - t_lo):
-                                _row_down(cur, cur_win, row_values, va + t * row_step,
-                                          np.int32(t), new, new_win, OW)  # fmt: skip
-                                cur, cur_win, new, new_win = new, new_win, cur, cur_win
-                        r_first = oh * sh - ph + t_lo * dh  # the window's first row
+                                at = indices[_u(ya + o)]
+                                indices[_u(ya + o)] = row_index[_u(ta + o)] if take else at
                         for o in range(OW):  # back to values, and to flat indices
-                            y[_u(ya + o)] = from_sortable(cur[_u(cur_off + o)])
-                            t = cur_win[_u(o)]
-                            c = row_at[_u(va + t * row_step + o)]
-                            r = r_first + t * dh
-                            at = xa + c * c_step + r * r_step_index
-                            indices[_u(ya + o)] = at if c >= 0 else -1
+                            y[_u(ya + o)] = from_sortable(row_acc[_u(o)])
+                            at = indices[_u(ya + o)]
+                            indices[_u(ya + o)] = at + xa if at >= 0 else -1
                     g_lo = g_hi
         if negative_zero and not nan:
             # (a -0.0 took these rows window by window, 13-50x the time; a few zeros now)

@@ -452,17 +452,11 @@ def test_int32_offsets_only_where_they_fit():
     """The planar kernel keeps some offsets in int32, and takes those paths only where they
     fit: 2x2 windows' tap offsets (W + 1 row-major, H + 1 column-major) in _window_task and
     _pair_windows' fast loops, on rows and columns of under 2**31 - 1; the positions of the
-    pitch rows' column maxima (with Indices), on planes of under 2**31 values; the columns
-    of rows-first Indices, on rows of under 2**31 - 1. (The tables
+    pitch rows' column maxima (with Indices), on planes of under 2**31 values. (The tables
     for these shapes are a few slots, so only the rules are checked here: the inputs would
     need 4 to 8 GiB, and their outputs more; see also tests/test_scale.py.)"""
     from fastpool._attrs import P_PITCH_ROWS
-    from fastpool._max_kernels import (
-        _columns_fit,
-        _flat_tables,
-        _pair_offsets_fit,
-        _pairs_inside,
-    )
+    from fastpool._max_kernels import _flat_tables, _pair_offsets_fit, _pairs_inside
 
     pairs = dict(strides=[2, 2])
     for shape, order, fits in [((1, 1, 2, 2**31 - 2), 0, True), ((1, 1, 2, 2**31), 0, False),
@@ -471,10 +465,6 @@ def test_int32_offsets_only_where_they_fit():
         dims = _planar_dims(shape, [2, 2], pairs, order)
         assert bool(_pair_offsets_fit.py_func(dims)) == fits, shape
         assert bool(_pairs_inside.py_func(dims)) == fits, shape
-    # rows-first Indices keep columns, and -1 for none, in int32: rows of under 2**31 - 1
-    for width, fits in [(2**31 - 2, True), (2**31 - 1, False), (2**32 + 5, False)]:
-        dims = _planar_dims((1, 1, 3, width), [2, 3], {})
-        assert bool(_columns_fit.py_func(dims)) == fits, width
     # 2x2 windows at strides (1024, 2) on rows of 64: rows of 64 column maxima
     for rows, fits in [(2**25 - 1, True), (2**25, False), (2**26 + 1024, False)]:
         dims = _planar_dims((1, 1, rows, 64), [2, 2], dict(strides=[1024, 2]))
