@@ -756,8 +756,9 @@ def test_column_major_indices_of_large_planes(entry):
 
 
 # Geometries the planar kernel pools rows first with Indices, by test id: rows past the
-# flat stretches' 2,048 columns, or windows reaching past a row of pitch column maxima
-# (stride 1 along the rows without pads). Row strides or dilations that skip input rows
+# flat stretches' 2,048 columns, windows reaching past a row of pitch column maxima
+# (stride 1 along the rows without pads), or flat block rows without pitch rows (their
+# values alone are pooled flat). Row strides or dilations that skip input rows
 # (each output row pools its own rows), and ones that read every row (blocks of output
 # rows, several to a task on the wide rows: ROWS_SCRATCH holds 31 rows of 2,098 windows).
 ROWS_FIRST = {
@@ -780,7 +781,6 @@ ROWS_FIRST = {
                                                 pads=[1, 1, 1, 1])),
     "wide-k2x5-s1x2-ceil": ((1, 1, 6, 4300), dict(kernel_shape=[2, 5], strides=[1, 2],
                                                   pads=[0, 2, 0, 1], ceil_mode=1)),
-    "1d-k6-s2": ((1, 2, 4500), dict(kernel_shape=[6], strides=[2], pads=[2, 3])),
     "1d-k9-s2": ((1, 1, 4501), dict(kernel_shape=[9], strides=[2])),
     # column stride 1: one column, even and odd widths, dilated; column stride 3
     "wide-k3x1": ((1, 1, 20, 2100), dict(kernel_shape=[3, 1], pads=[1, 0, 1, 0])),
@@ -789,7 +789,7 @@ ROWS_FIRST = {
     "wide-k1x5": ((1, 1, 6, 2100), dict(kernel_shape=[1, 5], pads=[0, 2, 0, 2])),
     "wide-k2x3-s3": ((1, 1, 8, 2100), dict(kernel_shape=[2, 3], strides=[1, 3],
                                            pads=[0, 1, 0, 1])),
-    # flat block rows without pitch rows: rows first with Indices (the dilated extra shape)
+    # flat block rows without pitch rows (the dilated extra shape)
     "k3-d2-p2": ((1, 2, 56, 56), dict(kernel_shape=[3, 3], dilations=[2, 2], pads=[2, 2, 2, 2])),
 }  # fmt: skip
 
@@ -804,7 +804,6 @@ def _goes_rows_first(shape, attrs, dtype) -> bool:
         dims = _planar_dims(shape, attrs["kernel_shape"], attrs, storage_order)
         if _window_pairs.py_func(dims, wide) or _window_triples.py_func(dims):
             return False
-        # (flat block rows without pitch rows pool only the values flat)
         group_planes, block_rows = _flat_tables.py_func(dims, 1, 1, True, wide)[:2]
         if group_planes > 0 or (dims[P_PITCH_ROWS] != 0 and block_rows > 0):
             return False
