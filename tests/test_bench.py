@@ -192,6 +192,35 @@ def test_extra_indices_script_one_shape():
     assert "Indices/values" in lines[0] and "Indices/onnxruntime" in lines[0], lines
 
 
+def test_ab_kernels_script_quick():
+    """scripts/ab_kernels.py (docs/measurements.md) runs with this tree as both versions: both
+    imported in one process, their outputs compared, the ratio reported."""
+    root = str(pathlib.Path(__file__).parents[1])
+    lines = _run_script("ab_kernels.py", root, root, "inception_v1 1x64x112x112", "--indices",
+                        "--quick")  # fmt: skip
+    assert len(lines) == 2, lines  # the one case and the geometric mean
+    assert lines[0].startswith("inception_v1 1x64x112x112") and "new/old" in lines[0], lines
+    assert lines[1].startswith("1 cases, geometric mean new/old "), lines
+
+
+def test_ab_kernels_script_stops_on_different_outputs(tmp_path):
+    """A version whose outputs differ from the other's stops the script with a message: the
+    two versions are really compared (here a stand-in max_pool that returns zeros)."""
+    package = tmp_path / "fastpool"
+    package.mkdir()
+    (package / "__init__.py").write_text(
+        "import numpy as np\n\n\n"
+        "def max_pool(x, return_indices=False, **attrs):\n"
+        "    y = np.zeros(1, dtype=x.dtype)\n"
+        "    return (y, np.zeros(1, dtype=np.int64)) if return_indices else y\n"
+    )
+    root = str(pathlib.Path(__file__).parents[1])
+    done = _script("ab_kernels.py", str(tmp_path), root, "inception_v1 1x64x112x112", "--quick")
+    assert done.returncode != 0
+    assert "old and new differ on inception_v1 1x64x112x112" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+
+
 def test_global_floor_script_quick():
     """scripts/global_floor.py (docs/measurements.md) runs, checks its floor loop against numpy
     and reports its ratios."""
