@@ -1057,11 +1057,24 @@ def _flat_rows(
             y[_u(y_at + e)] = sortable_fill
         for j in range(kw):
             lo, hi = np.int32(pw - j * dw), np.int32(held + pw - j * dw)
-            for e in range(n):
-                c = column_of[_u(e)]
-                a = y[_u(y_at + e)]
-                b = columns[_u(start + sw * e + j * dw)] if c >= lo and c < hi else a
-                y[_u(y_at + e)] = b if b > a else a
+            first = start + j * dw
+            if sw == 1:
+                # (a literal step and a load made whatever the mask: with the run-time step
+                # and the load under the mask, LLVM gathered, and AVX2 has no gather for 8-
+                # and 16-bit items, which then went lane by lane. The guard zones hold every
+                # tap a window can reach.)
+                for e in range(n):
+                    c = column_of[_u(e)]
+                    a = y[_u(y_at + e)]
+                    b = columns[_u(first + e)]
+                    b = b if c >= lo and c < hi else a
+                    y[_u(y_at + e)] = b if b > a else a
+            else:
+                for e in range(n):
+                    c = column_of[_u(e)]
+                    a = y[_u(y_at + e)]
+                    b = columns[_u(first + sw * e)] if c >= lo and c < hi else a
+                    y[_u(y_at + e)] = b if b > a else a
         for e in range(n):
             y[_u(y_at + e)] = from_sortable(y[_u(y_at + e)])
 

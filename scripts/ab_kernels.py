@@ -1,7 +1,7 @@
 """Two versions of fastpool's kernels timed against each other in one process.
 
     python scripts/ab_kernels.py OLD_TREE NEW_TREE [NAME ...] [--indices] [--batch B[,B]]
-                                 [--threads N] [--blocks N] [--quick]
+                                 [--dtype D] [--threads N] [--blocks N] [--quick]
 
 OLD_TREE and NEW_TREE are directories holding a ``fastpool`` package (a checkout, or a
 ``git worktree add /tmp/old <rev>``). Each is imported in turn: the first one's ``max_pool`` is
@@ -10,7 +10,8 @@ so that both live in this process, each with its own globals and its own kernel 
 whose kernels were never compiled compiles them here, which takes minutes).
 
 For each case of ``python -m fastpool bench`` whose name contains one of the NAMEs (all of them
-without a NAME), float32, at the batch sizes given (default 1): both outputs must be equal, then
+without a NAME), in --dtype (float32, float16, float64, uint8 or int8; default float32), at the
+batch sizes given (default 1): both outputs must be equal, then
 old and new are timed in alternating blocks (--blocks, default 9) and the medians printed, with
 new / old and its geometric mean over the cases. ``--indices`` times the calls with Indices,
 ``--threads N`` runs on N of numba's threads. On a shared machine whose timings move from
@@ -63,6 +64,9 @@ def main(argv):
     parser.add_argument("names", nargs="*")
     parser.add_argument("--indices", action="store_true")
     parser.add_argument("--batch", default="1")
+    parser.add_argument(
+        "--dtype", default="float32", choices=["float32", "float16", "float64", "uint8", "int8"]
+    )
     parser.add_argument("--threads", type=int, default=0)
     parser.add_argument("--blocks", type=int, default=9)
     parser.add_argument("--quick", action="store_true")
@@ -87,7 +91,11 @@ def main(argv):
     rng = np.random.default_rng(0)
     ratios = []
     for case in cases:
-        x = rng.standard_normal(case.shape).astype(np.float32)
+        if args.dtype in ("uint8", "int8"):
+            info = np.iinfo(args.dtype)
+            x = rng.integers(info.min, info.max, case.shape, endpoint=True, dtype=args.dtype)
+        else:
+            x = rng.standard_normal(case.shape).astype(args.dtype)
         calls = {label: functools.partial(f, x, return_indices=args.indices, **case.attrs)
                  for label, f in versions.items()}  # fmt: skip
         old_out, new_out = calls["old"](), calls["new"]()  # (compiles, if it must)
