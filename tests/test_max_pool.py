@@ -248,6 +248,9 @@ FLAT_STRETCH_CASES = {
     "k3-d2-p2": dict(kernel_shape=[3, 3], dilations=[2, 2], pads=[2, 2, 2, 2]),
     "k4x2-d3x1": dict(kernel_shape=[4, 2], dilations=[3, 1], pads=[4, 1, 5, 0]),
     "k7-p3": dict(kernel_shape=[7, 7], pads=[3, 3, 3, 3]),
+    # (spatial pyramid pooling's 13x13: windows wider than most planes, every tap masked
+    # somewhere; the general tap loops both ways)
+    "k13-p6": dict(kernel_shape=[13, 13], pads=[6, 6, 6, 6]),
     "k3-s2": dict(kernel_shape=[3, 3], strides=[2, 2]),
     "k3-s2-pads-after": dict(kernel_shape=[3, 3], strides=[2, 2], pads=[0, 0, 1, 1]),
     "k3-s2-p1": dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
