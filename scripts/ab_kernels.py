@@ -11,12 +11,12 @@ whose kernels were never compiled compiles them here, which takes minutes).
 
 For each case of ``python -m fastpool bench`` whose name contains one of the NAMEs (all of them
 without a NAME), in --dtype (float32, float16, float64, uint8 or int8; default float32), at the
-batch sizes given (default 1): both outputs must be equal, then
-old and new are timed in alternating blocks (--blocks, default 9) and the medians printed, with
-new / old and its geometric mean over the cases. ``--indices`` times the calls with Indices,
-``--threads N`` runs on N of numba's threads. On a shared machine whose timings move from
-process to process, blocks alternating in one process are the fair comparison
-(docs/measurements.md). ``--quick``: short blocks, to check that it runs.
+batch sizes given (default 1): both outputs must be equal, then old and new are timed in
+alternating blocks (``_bench.time_blocks``, as ``bench`` times its peers; --blocks, default 9)
+and the medians printed, with new / old and its geometric mean over the cases. ``--indices``
+times the calls with Indices, ``--threads N`` runs on N of numba's threads. On a shared
+machine whose timings move from process to process, blocks alternating in one process are the
+fair comparison (docs/measurements.md). ``--quick``: short blocks, to check that it runs.
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ import argparse
 import functools
 import pathlib
 import sys
-import time
 
 import numba
 import numpy as np
@@ -44,17 +43,6 @@ def load_max_pool(tree: pathlib.Path):
     if not found.is_relative_to(tree.resolve()):
         raise SystemExit(f"ab_kernels.py: fastpool came from {found}, not from {tree}")
     return fastpool.max_pool
-
-
-def block_time(call, block_seconds):
-    """Seconds a call, over one block of as many calls as fit in block_seconds."""
-    calls, start = 0, time.perf_counter()
-    while True:
-        call()
-        calls += 1
-        elapsed = time.perf_counter() - start
-        if elapsed >= block_seconds:
-            return elapsed / calls
 
 
 def main(argv):
@@ -104,16 +92,12 @@ def main(argv):
         for old_part, new_part in zip(old_out, new_out):
             if not np.array_equal(old_part, new_part, equal_nan=True):
                 raise SystemExit(f"ab_kernels.py: old and new differ on {case.name}")
-        seconds = {label: [] for label in calls}
-        for block in range(blocks):
-            order = ("old", "new") if block % 2 == 0 else ("new", "old")
-            for label in order:
-                seconds[label].append(block_time(calls[label], block_seconds))
-        old_s, new_s = (float(np.median(seconds[label])) for label in ("old", "new"))
+        seconds = _bench.time_blocks(calls, blocks=blocks, block_seconds=block_seconds)
+        old_s, new_s = seconds["old"], seconds["new"]
         ratios.append(new_s / old_s)
         print(f"{case.name:50s} old {old_s * 1e6:9.1f} us  new {new_s * 1e6:9.1f} us  "
               f"new/old {new_s / old_s:.3f}", flush=True)  # fmt: skip
-    print(f"{len(ratios)} cases, geometric mean new/old {np.exp(np.mean(np.log(ratios))):.3f}")
+    print(f"{len(ratios)} cases, geometric mean new/old {_bench.geomean(ratios):.3f}")
 
 
 if __name__ == "__main__":
