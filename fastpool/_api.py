@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import numbers
 import os
 import threading
@@ -163,15 +164,15 @@ def max_pool(
     TypeError
         For an unsupported dtype.
     """
-    call = (kernel_shape, auto_pad, ceil_mode, dilations, pads, storage_order, strides,
-            return_indices, layout)  # fmt: skip
-    key = _plan_key(X, *call)
+    key = _plan_key(X, kernel_shape, auto_pad, ceil_mode, dilations, pads, storage_order,
+                    strides, return_indices, layout)  # fmt: skip
     try:
         plan = _PLANS.get(key)  # (hashing the key once: 0.2 us)
     except TypeError:  # an unhashable attribute: the full checks will say what
         key = plan = None
     if plan is None:
-        plan = _plan_max_pool(X, *call)
+        plan = _plan_max_pool(X, kernel_shape, auto_pad, ceil_mode, dilations, pads,
+                              storage_order, strides, return_indices, layout)  # fmt: skip
         if key is not None:
             if len(_PLANS) >= _MAX_PLANS:
                 _PLANS.clear()
@@ -202,7 +203,7 @@ def _second_pass_activation(y: np.ndarray, code: int, a: float, b: float) -> Non
     # an elementwise pass is cheap: threads pay off only on large outputs
     serial = work.size < 8 * _SERIAL_BELOW
     _launch(_activation.activate_serial, _activation.activate, serial,
-            work.reshape(-1), code, constants)  # fmt: skip
+            (work.reshape(-1), code, constants))  # fmt: skip
     y[...] = work  # rounds to nearest, as astype does
 
 
@@ -258,6 +259,33 @@ class _Plan(NamedTuple):
     # the kernels' activation constants when there is no activation (one numba type per
     # kernel dtype)
     no_constants: np.ndarray
+    # worked out from the above by _Plan.make, for the call's few microseconds of Python
+    out_size: int = 0
+    work: int = 0  # input plus output elements (serial below _SERIAL_BELOW)
+    serial_kernel: object = None
+    parallel_kernel: object = None
+    tail: tuple = ()  # the kernel's arguments after the arrays, with no activation
+
+    @classmethod
+    def make(cls, out_shape, dtype, kernel_dtype, return_indices, kernel, kernel_args,
+             bits_dtype, no_constants, in_size):  # fmt: skip
+        out_size = int(np.prod(out_shape))
+        serial_kernel, parallel_kernel = _KERNELS[kernel]
+        return cls(out_shape, dtype, kernel_dtype, return_indices, kernel, kernel_args,
+                   bits_dtype, no_constants, out_size, in_size + out_size, serial_kernel,
+                   parallel_kernel, (*kernel_args, -1, no_constants))  # fmt: skip
+
+
+# MaxPool's (serial, parallel) kernel entries by plan kind
+_KERNELS = {
+    "planar": (_max_kernels.max_pool_planar_serial, _max_kernels.max_pool_planar),
+    "volume": (_max_kernels.max_pool_volume_serial, _max_kernels.max_pool_volume),
+    "channels_last": (
+        _max_kernels.max_pool_channels_last_serial,
+        _max_kernels.max_pool_channels_last,
+    ),
+    "general": (_max_kernels.max_pool_serial, _max_kernels.max_pool),
+}
 
 
 # Plans by call form (input shape and dtype, attribute values and their types, so that an
@@ -343,22 +371,22 @@ def _plan_max_pool(
         dims = geometry.planar[storage_order]
         kernel_args = (dims, geometry.planar[2], storage.inf_bits, storage.fill,
                        storage.special_mask, storage.special_inf)  # fmt: skip
-        return _Plan(out_shape, array.dtype, data.dtype, bool(return_indices), "planar",
-                     kernel_args, storage.bits_dtype, no_constants)  # fmt: skip
+        return _Plan.make(out_shape, array.dtype, data.dtype, bool(return_indices), "planar",
+                          kernel_args, storage.bits_dtype, no_constants, array.size)  # fmt: skip
     order = COLUMN_MAJOR if storage_order else ROW_MAJOR
     kernel_args = (shape, geometry.geo, geometry.taps, order, storage.inf_bits, storage.fill)
     if (layout == "NCHW" and geometry.volume is not None and not return_indices
             and _planar_fits(geometry.volume[0])):  # fmt: skip
         kernel_args += (geometry.volume[0], geometry.volume[2], storage.special_mask,
                         storage.special_inf)  # fmt: skip
-        return _Plan(out_shape, array.dtype, data.dtype, False, "volume", kernel_args,
-                     storage.bits_dtype, no_constants)  # fmt: skip
+        return _Plan.make(out_shape, array.dtype, data.dtype, False, "volume", kernel_args,
+                          storage.bits_dtype, no_constants, array.size)  # fmt: skip
     if layout == "NHWC" and len(spatial) in (2, 3) and not return_indices:
         kernel_args += (storage.special_mask, storage.special_inf)
-        return _Plan(out_shape, array.dtype, data.dtype, False, "channels_last", kernel_args,
-                     storage.bits_dtype, no_constants)  # fmt: skip
-    return _Plan(out_shape, array.dtype, data.dtype, bool(return_indices), "general",
-                 kernel_args, None, no_constants)  # fmt: skip
+        return _Plan.make(out_shape, array.dtype, data.dtype, False, "channels_last",
+                          kernel_args, storage.bits_dtype, no_constants, array.size)  # fmt: skip
+    return _Plan.make(out_shape, array.dtype, data.dtype, bool(return_indices), "general",
+                      kernel_args, None, no_constants, array.size)  # fmt: skip
 
 
 def _planar_fits(dims: np.ndarray) -> bool:
@@ -418,16 +446,16 @@ def _after_fork_in_child() -> None:
 os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
-def _launch(serial_kernel, parallel_kernel, serial: bool, *args) -> None:
-    """Run a kernel entry: the parallel one when the call is big enough and the thread
-    pool is free, else the serial one. Every entry takes the thread count last."""
+def _launch(serial_kernel, parallel_kernel, serial: bool, args: tuple) -> None:
+    """Run a kernel entry on ``args``: the parallel one when the call is big enough and the
+    thread pool is free, else the serial one. Every entry takes the thread count last."""
     try:
-        _launch_once(serial_kernel, parallel_kernel, serial, *args)
+        _launch_once(serial_kernel, parallel_kernel, serial, args)
     except Exception as error:
         if not _from_disk_cache(error):
             raise
         _compile_in_memory(error)
-        _launch_once(serial_kernel, parallel_kernel, serial, *args)
+        _launch_once(serial_kernel, parallel_kernel, serial, args)
 
 
 def _thread_count() -> int:
@@ -443,7 +471,7 @@ def _thread_count() -> int:
     return numba.get_num_threads()
 
 
-def _launch_once(serial_kernel, parallel_kernel, serial: bool, *args) -> None:
+def _launch_once(serial_kernel, parallel_kernel, serial: bool, args: tuple) -> None:
     if not serial and _parallel_allowed and _PARALLEL.acquire(blocking=False):
         try:
             parallel_kernel(*args, _thread_count())
@@ -484,38 +512,32 @@ def _execute(plan: _Plan, array: np.ndarray, y, indices, fused: tuple | None):
         y = np.empty(plan.out_shape, dtype=plan.dtype)
         if plan.return_indices:
             indices = np.empty(plan.out_shape, dtype=np.int64)
-    if y.size:
+    if plan.out_size:
         flat_x, flat_y = array.reshape(-1), y.reshape(-1)
         if plan.kernel_dtype is not plan.dtype:
             flat_x, flat_y = flat_x.view(plan.kernel_dtype), flat_y.view(plan.kernel_dtype)
-        flat_indices = indices.reshape(-1) if plan.return_indices else _NO_INDICES
-        serial = array.size + y.size < _SERIAL_BELOW
-        act_code, act_constants = fused if fused is not None else (-1, plan.no_constants)
-        # x's bits, for the NaN and -0.0 check of the kernels other than the general one
-        bits = None if plan.bits_dtype is None else flat_x.view(plan.bits_dtype)
+        tail = plan.tail if fused is None else (*plan.kernel_args, *fused)
+        # the arrays each kind of kernel takes ahead of its tables: x's bits are for the
+        # check for NaN and -0.0 of the kernels other than the general one
         if plan.kernel == "planar":
-            _launch(_max_kernels.max_pool_planar_serial, _max_kernels.max_pool_planar, serial,
-                    flat_x, bits, flat_y, flat_indices, plan.return_indices,
-                    *plan.kernel_args, act_code, act_constants)  # fmt: skip
-        elif plan.kernel == "volume":
-            _launch(_max_kernels.max_pool_volume_serial, _max_kernels.max_pool_volume, serial,
-                    flat_x, bits, flat_y, *plan.kernel_args, act_code, act_constants)  # fmt: skip
-        elif plan.kernel == "channels_last":
-            _launch(_max_kernels.max_pool_channels_last_serial,
-                    _max_kernels.max_pool_channels_last, serial, flat_x, bits, flat_y,
-                    *plan.kernel_args, act_code, act_constants)  # fmt: skip
-        else:
-            _launch(_max_kernels.max_pool_serial, _max_kernels.max_pool, serial,
-                    flat_x, flat_y, flat_indices, plan.return_indices,
-                    *plan.kernel_args, act_code, act_constants)  # fmt: skip
+            flat_indices = indices.reshape(-1) if plan.return_indices else _NO_INDICES
+            args = (flat_x, flat_x.view(plan.bits_dtype), flat_y, flat_indices,
+                    plan.return_indices, *tail)  # fmt: skip
+        elif plan.kernel == "general":
+            flat_indices = indices.reshape(-1) if plan.return_indices else _NO_INDICES
+            args = (flat_x, flat_y, flat_indices, plan.return_indices, *tail)
+        else:  # volume, channels last: values only
+            args = (flat_x, flat_x.view(plan.bits_dtype), flat_y, *tail)
+        _launch(plan.serial_kernel, plan.parallel_kernel, plan.work < _SERIAL_BELOW, args)
     return (y, indices) if plan.return_indices else y
 
 
-def _global_shapes(array: np.ndarray, layout: str):
-    """(kernel output shape, output shape) of a global pooling call; the kernels read the
-    input flat."""
-    check_rank(array.shape, layout)
-    batch, channels, spatial = split_shape(array.shape, layout)
+@functools.lru_cache(maxsize=1024)
+def _global_shapes(shape: tuple, layout: str):
+    """(kernel output shape, output shape) of a global pooling call on an input shape; the
+    kernels read the input flat. (Cached: 1.3 us of a call's Python side.)"""
+    check_rank(shape, layout)
+    batch, channels, spatial = split_shape(shape, layout)
     out_shape = join_shape(batch, channels, (1,) * len(spatial), layout)
     if layout == "NCHW":
         return (batch * channels,), out_shape
@@ -553,7 +575,7 @@ def global_max_pool(
     """
     layout = check_layout(layout)
     array, data, storage = prepare(X, "GlobalMaxPool")
-    shape_out, out_shape = _global_shapes(array, layout)
+    shape_out, out_shape = _global_shapes(array.shape, layout)
     if out is None:
         y = np.empty(out_shape, dtype=array.dtype)
     else:
@@ -564,12 +586,12 @@ def global_max_pool(
         if layout == "NCHW":
             bits, y_bits = flat_x.view(storage.bits_dtype), flat_y.view(storage.bits_dtype)
             _launch(_max_kernels.global_max_nchw_serial, _max_kernels.global_max_nchw, serial,
-                    flat_x, bits, flat_y, y_bits, storage.special_mask, storage.special_inf,
-                    storage.inf_bits, storage.fill, _GLOBAL_PREFETCH_FROM)  # fmt: skip
+                    (flat_x, bits, flat_y, y_bits, storage.special_mask, storage.special_inf,
+                     storage.inf_bits, storage.fill, _GLOBAL_PREFETCH_FROM))  # fmt: skip
         else:
             _launch(_max_kernels.global_max_nhwc_serial, _max_kernels.global_max_nhwc, serial,
-                    flat_x, flat_y, shape_out[1], storage.inf_bits, storage.fill,
-                    _GLOBAL_PREFETCH_FROM)  # fmt: skip
+                    (flat_x, flat_y, shape_out[1], storage.inf_bits, storage.fill,
+                     _GLOBAL_PREFETCH_FROM))  # fmt: skip
     return y
 
 
@@ -618,7 +640,7 @@ def global_lp_pool(
     layout = check_layout(layout)
     p = _check_p(p)
     array, data, storage = prepare(X, "GlobalLpPool", floats_only=True)
-    shape_out, out_shape = _global_shapes(array, layout)
+    shape_out, out_shape = _global_shapes(array.shape, layout)
     if out is not None:
         out = _check_out(out, "out", out_shape, array.dtype, (array,))
     result = np.empty(shape_out, dtype=np.float64)
@@ -629,7 +651,7 @@ def global_lp_pool(
             kernels = _lp_kernels.global_lp_nchw_serial, _lp_kernels.global_lp_nchw
         else:
             kernels = _lp_kernels.global_lp_nhwc_serial, _lp_kernels.global_lp_nhwc
-        _launch(*kernels, serial, data.reshape(-1), result, p, table)
+        _launch(*kernels, serial, (data.reshape(-1), result, p, table))
     if out is None:
         return result.astype(array.dtype).reshape(out_shape)
     out.reshape(-1)[...] = result.reshape(-1)  # rounds as astype does
