@@ -312,3 +312,27 @@ def test_fresh_outputs_script_rejects_bad_arguments():
         assert done.returncode != 0
         assert message in done.stderr, done.stderr
         assert "Traceback" not in done.stderr, done.stderr
+
+
+def test_small_calls_script_quick():
+    """scripts/small_calls.py (docs/measurements.md) runs, with this tree as the tree to A/B
+    against: every case gets a line with its call, its kernel entry and the two trees' ratio."""
+    root = pathlib.Path(__file__).parents[1]
+    lines = _run_script("small_calls.py", "--quick", "--against", str(root))
+    assert len(lines) == 9, lines
+    assert all(" us  kernel entry " in line and " new/old " in line for line in lines), lines
+
+
+def test_small_calls_script_stops_on_different_outputs(tmp_path):
+    """An A/B tree whose Python side gives other outputs stops the script with a message."""
+    source = (pathlib.Path(__file__).parents[1] / "fastpool" / "_api.py").read_text()
+    returned = "    return (y, indices) if plan.return_indices else y\n"
+    assert returned in source
+    (tmp_path / "fastpool").mkdir()
+    (tmp_path / "fastpool" / "_api.py").write_text(
+        source.replace(returned, "    y[...] = 0\n" + returned)
+    )
+    done = _script("small_calls.py", "--quick", "--against", str(tmp_path))
+    assert done.returncode != 0 and "outputs differ" in done.stderr, done.stderr[-2000:]
+    missing = _script("small_calls.py", "--quick", "--against", str(tmp_path / "nowhere"))
+    assert missing.returncode == 2 and "no " in missing.stderr
