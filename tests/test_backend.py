@@ -210,16 +210,17 @@ THREAD_COUNT_SCRIPT = """
 import numba
 import numpy as np
 import fastpool
-from fastpool import _max_kernels
+from fastpool import _api
 
 given = []
-real = _max_kernels.max_pool_planar
+serial, real = _api._KERNELS["planar"]  # (the entries a new plan takes)
+assert real is fastpool._max_kernels.max_pool_planar
 
 def spy(*args):
     given.append(args[-1])  # the thread count, the entries' last argument
     return real(*args)
 
-_max_kernels.max_pool_planar = spy
+_api._KERNELS["planar"] = serial, spy
 x = np.random.default_rng(0).standard_normal((1, 16, 64, 64)).astype(np.float32)
 expected = fastpool.max_pool(x[:, :1], [3, 3])
 ys = [fastpool.max_pool(x, [3, 3])]  # the first parallel call: numba's pool not started
