@@ -260,11 +260,11 @@ class _Plan(NamedTuple):
     # kernel dtype)
     no_constants: np.ndarray
     # worked out from the above by _Plan.make, for the call's few microseconds of Python
-    out_size: int = 0
-    work: int = 0  # input plus output elements (serial below _SERIAL_BELOW)
-    serial_kernel: object = None
-    parallel_kernel: object = None
-    tail: tuple = ()  # the kernel's arguments after the arrays, with no activation
+    out_size: int
+    work: int  # input plus output elements (serial below _SERIAL_BELOW)
+    serial_kernel: object
+    parallel_kernel: object
+    tail: tuple  # the kernel's arguments after the arrays, with no activation
 
     @classmethod
     def make(cls, out_shape, dtype, kernel_dtype, return_indices, kernel, kernel_args,

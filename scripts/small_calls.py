@@ -5,7 +5,8 @@
 (``--quick``: short blocks, to check that it runs.)
 
 For small inputs (2-D, with and without Indices, 1-D, 3-D, channels last, float16, uint8, and
-GlobalMaxPool) it times, in alternating blocks, medians of 9, the public call and the kernel
+GlobalMaxPool) it times, in alternating blocks (``_bench.time_blocks``, as ``bench`` times its
+peers), medians of 9, the public call and the kernel
 entry alone, called with the arguments the call gave it (captured once). The difference is
 the call's Python side: checks, the plan look-up, output allocation, views and the launch.
 The kernel entry's own time includes numba's dispatch of its arguments (about 0.1 us each).
@@ -21,13 +22,11 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import pathlib
-import statistics
-import time
 
 import numpy as np
 
 import fastpool
-from fastpool import _api
+from fastpool import _api, _bench
 
 # (name, input shape, dtype, call keywords); None as the keywords: GlobalMaxPool
 CASES = [
@@ -78,26 +77,6 @@ def _kernel_call(x, keywords):
     return lambda: kernel(*args, threads)
 
 
-def _block_time(call, seconds: float) -> float:
-    """Microseconds a call, over a block of about ``seconds``."""
-    n, start = 0, time.perf_counter()
-    while True:
-        for _ in range(100):
-            call()
-        n += 100
-        elapsed = time.perf_counter() - start
-        if elapsed >= seconds:
-            return elapsed / n * 1e6
-
-
-def _medians(calls: dict, blocks: int, seconds: float) -> dict:
-    times = {name: [] for name in calls}
-    for _ in range(blocks):
-        for name, call in calls.items():
-            times[name].append(_block_time(call, seconds))
-    return {name: statistics.median(values) for name, values in times.items()}
-
-
 def _same(a, b) -> bool:
     a = a if isinstance(a, tuple) else (a,)
     b = b if isinstance(b, tuple) else (b,)
@@ -126,7 +105,12 @@ def main(argv=None) -> None:
             calls["old call"] = _call(old, x, keywords)
             if not _same(calls["call"](), calls["old call"]()):
                 raise SystemExit(f"{name}: the two trees' outputs differ")
-        t = _medians(calls, blocks, seconds)
+        t = {
+            name: seconds_a_call * 1e6
+            for name, seconds_a_call in _bench.time_blocks(
+                calls, blocks=blocks, block_seconds=seconds
+            ).items()
+        }
         line = (f"{name:24s} call {t['call']:6.2f} us  kernel entry {t['kernel']:6.2f} us  "
                 f"Python {t['call'] - t['kernel']:6.2f} us")  # fmt: skip
         if old is not None:
