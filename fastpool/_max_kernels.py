@@ -1587,12 +1587,13 @@ def _task_lead(dims, row_blocks, oh_lo, oh_hi):
     block of rows. Each output row asks for its two input rows that far ahead
     (_prefetch_ahead), which together make the next task's input.
 
-    A task's check for NaN and -0.0 reads its rows before its pooling does, and does
-    nothing else while they come from the last-level cache: on 1x64x112x112 (float32,
-    3x3/2, Indices, kernel entry, Intel Xeon with 480 MiB of L3, 2026-12-03) the call took
-    0.78 of its time with the check switched off. With the rows asked for during the task
-    before, they arrive while that task computes: 0.83-0.85 of the time before on the
-    3x3/2 layers of 109x109 to 112x112 planes, batch 1 and 8. (Asked for the same way,
+    Measured when a task's check for NaN and -0.0 read its rows before its pooling did
+    (until 2026-12-04; it now comes after), doing nothing else while they came from the
+    last-level cache: on 1x64x112x112 (float32, 3x3/2, Indices, kernel entry, Intel Xeon
+    with 480 MiB of L3, 2026-12-03) the call took 0.78 of its time with the check switched
+    off. With the rows asked for during the task before, they arrived while that task
+    computed: 0.83-0.85 of the time before on the 3x3/2 layers of 109x109 to 112x112
+    planes, batch 1 and 8. (Asked for the same way,
     VGG's 2x2/2 layers took 0.81-1.26x the time, mostly more than before, in two runs:
     loops that do little work per byte; and the 3x3 loops of the pitch rows, on planes of
     13x13 to 55x55, 0.92-1.07x.)"""
@@ -1712,12 +1713,7 @@ def _window_task(x, bits, y, indices, dims, taps, inf_bits, fill, special_mask, 
     # the input rows these outputs read (3x3/2: clipped to the plane)
     r_lo = max(0, 2 * oh_lo - dims[P_PH])
     r_hi = min(H, 2 * (oh_hi - 1) - dims[P_PH] + (3 if triples else 2))
-    flags = 0
-    if special_mask != 0 and r_lo < r_hi:
-        flags = _special_flags(bits, xa + r_lo * W, xa + r_hi * W, special_mask, special_inf)
-    if flags & HOLDS_NAN:
-        _rows_exact(x, y, indices, True, dims, taps, inf_bits, fill, plane, oh_lo, oh_hi)
-    elif triples:
+    if triples:
         _triple_windows(x, y, indices, dims, taps, sortable_fill, plane, oh_lo, oh_hi, even_max,
                         even_key, odd_max, odd_key, first_to,
                         _task_lead(dims, row_blocks, oh_lo, oh_hi))  # fmt: skip
@@ -1739,7 +1735,13 @@ def _window_task(x, bits, y, indices, dims, taps, inf_bits, fill, special_mask, 
                 ya = (plane * OH + oh) * OW
                 for o in range(OW):
                     _pair_window(x, y, indices, ra, W, ya, o, ra, 1, at0, at1, at2, at3)
-    if flags == HOLDS_NEGATIVE_ZERO:
+    # Checked for NaN and -0.0 after the pooling, as in _planar_tasks
+    flags = 0
+    if special_mask != 0 and r_lo < r_hi:
+        flags = _special_flags(bits, xa + r_lo * W, xa + r_hi * W, special_mask, special_inf)
+    if flags & HOLDS_NAN:
+        _rows_exact(x, y, indices, True, dims, taps, inf_bits, fill, plane, oh_lo, oh_hi)
+    elif flags == HOLDS_NEGATIVE_ZERO:
         _zero_maxima_rows(x, y, indices, dims, taps, inf_bits, fill, plane, oh_lo, oh_hi)
     if act_code >= 0:
         _activate_range(y, act_code, act_constants, (plane * OH + oh_lo) * OW,
@@ -2089,7 +2091,10 @@ def _planar_tasks(
             g_to = min(task + group_planes, last_task)
             ga = task * H * W
             n = (g_to - task) * H * W
-            # a NaN anywhere: plane by plane, below (a -0.0: see _zero_maxima_exact)
+            # A NaN anywhere: plane by plane, below (a -0.0: see _zero_maxima_exact).
+            # (Checked before the pooling, unlike the tasks below: a group of at most
+            # COLUMN_BLOCK values then lies in L1. Checked after, 3x3/1 layers with
+            # Indices took 0.90-1.21x the time, float32, AVX2 AMD EPYC (Zen 3), 2026-12-04.)
             special, negative_zero = False, False
             if special_mask != 0:
                 special, negative_zero = _specials_held(bits, ga, ga + n, special_mask,
@@ -2199,14 +2204,8 @@ def _planar_tasks(
                 r_hi = max(r_hi, oh * sh - ph + (taps[1, 0, slot] - 1) * dh + 1)
         r_hi = max(r_lo, r_hi)
         xa = plane * H * W
-        nan, negative_zero = False, False
-        if special_mask != 0 and r_lo < r_hi:
-            nan, negative_zero = _specials_held(bits, xa + r_lo * W, xa + r_hi * W,
-                                                special_mask, special_inf)  # fmt: skip
-        if nan:  # window by window, exactly
-            _rows_exact(x, y, indices, want, dims, taps, inf_bits, fill, plane, oh_lo, oh_hi)
-
-        elif want and window_pairs:
+        # (checked for NaN and -0.0 after the pooling, below)
+        if want and window_pairs:
             _pair_windows(x, y, indices, dims, taps, inf_bits, fill, plane, oh_lo, oh_hi)
 
         elif want and window_triples:
@@ -2522,7 +2521,20 @@ def _planar_tasks(
                             at = indices[_u(ya + o)]
                             indices[_u(ya + o)] = at + xa if at >= 0 else -1
                     g_lo = g_hi
-        if negative_zero and not nan:
+        # Checked for NaN and -0.0 after the pooling, which then reads the rows from the
+        # last-level cache or memory while it computes, the check from the core's own
+        # cache (checked first, the check waited for them doing nothing else: with
+        # Indices 0.92-0.94 of that time, geometric means of two runs, on the 14 CNN layers
+        # of 54x54 to 224x224 planes that take these tasks or _window_task, float32, batch
+        # 1, AVX2 AMD EPYC (Zen 3), 2026-12-04; values unchanged, 1.015). A NaN has the
+        # task redone window by window.
+        nan, negative_zero = False, False
+        if special_mask != 0 and r_lo < r_hi:
+            nan, negative_zero = _specials_held(bits, xa + r_lo * W, xa + r_hi * W,
+                                                special_mask, special_inf)  # fmt: skip
+        if nan:
+            _rows_exact(x, y, indices, want, dims, taps, inf_bits, fill, plane, oh_lo, oh_hi)
+        elif negative_zero:
             # (a -0.0 took these rows window by window, 13-50x the time; a few zeros now)
             _zero_maxima_exact(x, y, indices, want, dims, taps, inf_bits, fill, plane, oh_lo,
                                oh_hi)  # fmt: skip
