@@ -31,6 +31,7 @@ from fastpool._attrs import (
     int_tuple,
     join_shape,
     resolve_geometry,
+    slices_apart,
     split_shape,
 )
 from fastpool._dtypes import EMPTY_TABLE, float32_table, for_kernels, prepare
@@ -367,9 +368,15 @@ def _plan_max_pool(
     )
     out_shape = join_shape(batch, channels, out_spatial, layout)
     no_constants = np.zeros(4, dtype=data.dtype)
-    if layout == "NCHW" and geometry.planar is not None and _planar_fits(geometry.planar[0]):
-        dims = geometry.planar[storage_order]
-        kernel_args = (dims, geometry.planar[2], storage.inf_bits, storage.fill,
+    planar = geometry.planar
+    if (layout == "NCHW" and planar is None and geometry.volume is not None
+            and slices_apart(geometry) and not (return_indices and storage_order)):  # fmt: skip
+        # windows 1 deep (as video networks pool 1x3x3): the slices are planes of their
+        # own, for the planar kernel (their row-major Indices are the same numbers)
+        planar = (geometry.volume[0], geometry.volume[0], geometry.volume[2])
+    if layout == "NCHW" and planar is not None and _planar_fits(planar[0]):
+        dims = planar[storage_order]
+        kernel_args = (dims, planar[2], storage.inf_bits, storage.fill,
                        storage.special_mask, storage.special_inf)  # fmt: skip
         return _Plan.make(out_shape, array.dtype, data.dtype, bool(return_indices), "planar",
                           kernel_args, storage.bits_dtype, no_constants, array.size)  # fmt: skip

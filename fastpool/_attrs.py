@@ -316,6 +316,21 @@ def resolve_geometry(
     return Geometry(tuple(outs), geo, taps, planar, volume)
 
 
+def slices_apart(geometry: Geometry) -> bool:
+    """Whether the windows of a 3-D geometry read one input slice each along the first axis,
+    the slice of their own index (kernel 1 and stride 1 there, no pads): each output slice
+    is then its input slice pooled as a plane, and the volume kernel's pass over the first
+    axis would only copy it."""
+    geo = geometry.geo
+    return (
+        geo.shape[1] == 3
+        and geo[KERNEL, 0] == 1
+        and geo[STRIDES, 0] == 1
+        and geo[PADS_BEGIN, 0] == 0
+        and geo[OUT_SHAPE, 0] == geo[IN_SHAPE, 0]
+    )
+
+
 def _planar_tables(geo: np.ndarray, taps: np.ndarray) -> tuple:
     """(dims for storage_order 0, dims for 1, taps) of the planar kernel."""
     if geo.shape[1] == 1:  # one row: a leading axis of length 1 with one tap

@@ -60,6 +60,12 @@ def extra_cases(batch: int = 1) -> list[Case]:
         ((batch, 16, 32, 64, 64), dict(kernel_shape=[2, 2, 2], strides=[2, 2, 2])),
         ((batch, 32, 16, 56, 56), dict(kernel_shape=[3, 3, 3], strides=[2, 2, 2],
                                        pads=[1, 1, 1, 1, 1, 1])),
+        # video: the pooling of an inflated Inception (I3D) on a 16-frame clip, 1 deep
+        # in time, and 3x3x3 on 2x7x7 volumes and 2x2x2 on 4x14x14 at the top
+        ((batch, 192, 8, 56, 56), dict(kernel_shape=[1, 3, 3], strides=[1, 2, 2],
+                                       pads=[0, 0, 0, 0, 1, 1])),
+        ((batch, 832, 4, 14, 14), dict(kernel_shape=[2, 2, 2], strides=[2, 2, 2])),
+        ((batch, 832, 2, 7, 7), dict(kernel_shape=[3, 3, 3], pads=[1, 1, 1, 1, 1, 1])),
         ((batch, 64, 56, 56), dict(kernel_shape=[3, 3], dilations=[2, 2], pads=[2, 2, 2, 2])),
         ((batch, 256, 13, 13), dict(kernel_shape=[5, 5], pads=[2, 2, 2, 2])),
         ((batch, 256, 13, 13), dict(kernel_shape=[13, 13], pads=[6, 6, 6, 6])),

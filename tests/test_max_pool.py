@@ -890,6 +890,79 @@ def test_volumes(case, dtype, entry):
         check_fast_values(x, attrs, "NCHW", rng)
 
 
+# Windows one slice deep: with stride 1 and no pads along the first axis, each output slice
+# is its input slice pooled as a plane, and the planar kernel takes them all (values, and
+# Indices in row-major order); with pads there, or column-major Indices, the volume and N-D
+# kernels do.
+SLICE_CASES = {
+    "1x3x3-s1x2x2": dict(kernel_shape=[1, 3, 3], strides=[1, 2, 2], pads=[0, 1, 1, 0, 1, 1]),
+    "1x2x2-s1x2x2": dict(kernel_shape=[1, 2, 2], strides=[1, 2, 2]),
+    "1x3x3-dilated": dict(kernel_shape=[1, 3, 3], dilations=[4, 2, 1], auto_pad="SAME_UPPER"),
+    "1x3x3-depth-pads": dict(kernel_shape=[1, 3, 3], pads=[1, 1, 1, 0, 1, 1]),
+    "1x3x3-depth-stride": dict(kernel_shape=[1, 3, 3], strides=[2, 1, 1]),
+}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.uint8], ids=["f32", "f16", "u8"])
+@pytest.mark.parametrize("case", SLICE_CASES)
+def test_windows_one_slice_deep(case, dtype, entry):
+    from fastpool import _api
+
+    rng = np.random.default_rng(zlib.crc32(f"one slice {case}".encode()))
+    attrs = SLICE_CASES[case]
+    apart = "depth" not in case
+    for shape in [(2, 3, 4, 9, 10), (1, 5, 6, 28, 28)]:
+        x = rng.standard_normal(shape) * 8
+        x = (x + 128 if dtype == np.uint8 else x).clip(-128, 255).astype(dtype)
+        for return_indices, storage_order, kernel in [
+            (False, 0, "planar" if apart else "volume"),
+            (False, 1, "planar" if apart else "volume"),
+            (True, 0, "planar" if apart else "general"),
+            (True, 1, "general"),
+        ]:
+            plan = _api._plan_max_pool(
+                x, attrs["kernel_shape"], attrs.get("auto_pad", "NOTSET"), 0,
+                attrs.get("dilations"), attrs.get("pads"), storage_order, attrs.get("strides"),
+                return_indices, "NCHW",
+            )  # fmt: skip
+            assert plan.kernel == kernel, (return_indices, storage_order)
+        check_against_reference(x, attrs, "NCHW")
+        check_fast_values(x, attrs, "NCHW", rng)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.uint8], ids=["f32", "f16", "u8"])
+@pytest.mark.parametrize("case", ["k3-p1", "k2-s2-ceil", "mixed"])
+def test_many_small_volumes(case, dtype, entry):
+    """Small volumes, many of them: the volume kernel holds the depth maxima of several
+    volumes and pools their planes in one go (more slices than it holds at a time, so it
+    empties them several times). Volumes holding a NaN or a -0.0 among the others, not only
+    the last: those are done on their own, and the volumes held before them and after them
+    must still be pooled, each exactly once (a fused HardSigmoid applied twice would show)."""
+    rng = np.random.default_rng(zlib.crc32(f"small volumes {case}".encode()))
+    attrs = VOLUME_CASES[case]
+    for shape in [(2, 5, 3, 4, 5), (1, 600, 4, 5, 6)]:
+        x = rng.standard_normal(shape) * 8
+        x = (x + 128 if dtype == np.uint8 else x).clip(-128, 255).astype(dtype)
+        check_fast_values(x, attrs, "NCHW", rng)
+        if x.dtype.kind != "f":
+            continue
+        planes = x.reshape(-1, *shape[2:])
+        for special in ("nan", "zeros"):
+            x_special = x.copy()
+            volumes = x_special.reshape(planes.shape)
+            for volume in rng.choice(len(volumes), size=max(2, len(volumes) // 7), replace=False):
+                if special == "nan":
+                    volumes[volume].flat[rng.integers(volumes[volume].size)] = np.nan
+                else:
+                    volumes[volume] = -np.abs(volumes[volume]) - 1
+                    volumes[volume].flat[rng.integers(volumes[volume].size)] = -0.0
+            for fused in ({}, dict(activation="HardSigmoid", activation_params=[0.2, 0.5])):
+                expected = ref_max_pool_values(x_special, **attrs)
+                if fused:
+                    expected = numpy_activation(expected, "HardSigmoid", [0.2, 0.5])
+                assert_identical(fastpool.max_pool(x_special, **fused, **attrs), expected)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64], ids=["f32", "f16", "f64"])
 @pytest.mark.parametrize(("shape", "ceil_mode"), [((1, 2, 4, 6, 8), 0), ((1, 2, 5, 7, 9), 1)])
 def test_volume_zeros_in_every_window(shape, ceil_mode, dtype, entry):
