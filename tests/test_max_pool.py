@@ -946,10 +946,9 @@ def test_many_small_volumes(case, dtype, entry):
         check_fast_values(x, attrs, "NCHW", rng)
         if x.dtype.kind != "f":
             continue
-        planes = x.reshape(-1, *shape[2:])
         for special in ("nan", "zeros"):
             x_special = x.copy()
-            volumes = x_special.reshape(planes.shape)
+            volumes = x_special.reshape(-1, *shape[2:])  # (a view: writes reach x_special)
             for volume in rng.choice(len(volumes), size=max(2, len(volumes) // 7), replace=False):
                 if special == "nan":
                     volumes[volume].flat[rng.integers(volumes[volume].size)] = np.nan
