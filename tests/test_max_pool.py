@@ -860,7 +860,7 @@ def test_long_signals_stride_2(kernel, dtype, entry):
 VOLUME_CASES = {
     "k2-s2": dict(kernel_shape=[2, 2, 2], strides=[2, 2, 2]),
     # (the last windows of odd sizes hang over the end: not the 2x2x2 loop, which needs
-    # every window inside; even sizes take it)
+    # every window inside; even sizes take it on planes at least 64 wide)
     "k2-s2-ceil": dict(kernel_shape=[2, 2, 2], strides=[2, 2, 2], ceil_mode=1),
     "k3-s2-p1": dict(kernel_shape=[3, 3, 3], strides=[2, 2, 2], pads=[1] * 6),
     "k3-p1": dict(kernel_shape=[3, 3, 3], pads=[1] * 6),
@@ -883,8 +883,9 @@ def test_volumes(case, dtype, entry):
     volumes split between tasks, and tasks checked for NaN and -0.0 batch by batch."""
     rng = np.random.default_rng(zlib.crc32(case.encode()))
     attrs = VOLUME_CASES[case]
-    # (2000-value planes: 16 slices of maxima at a time, fewer than the 20-odd outputs)
-    for shape in [(2, 3, 5, 6, 7), (1, 2, 40, 50, 40), (3, 1, 4, 13, 13)]:
+    # (2000-value planes: 16 slices of maxima at a time, fewer than the 20-odd outputs;
+    # 64 wide: the 2x2x2/2 one-pass loop, which narrower planes do not take)
+    for shape in [(2, 3, 5, 6, 7), (1, 2, 40, 50, 40), (3, 1, 4, 13, 13), (2, 2, 4, 6, 64)]:
         x = rng.standard_normal(shape) * 8
         x = (x + 128 if dtype == np.uint8 else x).clip(-128, 255).astype(dtype)
         check_fast_values(x, attrs, "NCHW", rng)
@@ -963,13 +964,15 @@ def test_many_small_volumes(case, dtype, entry):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64], ids=["f32", "f16", "f64"])
-@pytest.mark.parametrize(("shape", "ceil_mode"), [((1, 2, 4, 6, 8), 0), ((1, 2, 5, 7, 9), 1)])
+@pytest.mark.parametrize(
+    ("shape", "ceil_mode"), [((1, 2, 4, 6, 64), 0), ((1, 2, 4, 6, 8), 0), ((1, 2, 5, 7, 9), 1)]
+)
 def test_volume_zeros_in_every_window(shape, ceil_mode, dtype, entry):
     """2x2x2 windows at stride 2 of negative data, each holding a -0.0 at one of its eight
     places and a +0.0 at a later one: the first zero in scan order, -0.0, is the maximum.
     Every pair of places, in every window at once, so no window can miss it: the loop that
     takes each window's eight inputs straight into the output (all windows inside, even
-    sizes) and the two passes (ceil_mode with odd sizes)."""
+    sizes, 64 wide) and the two passes (narrower, or ceil_mode with odd sizes)."""
     attrs = dict(kernel_shape=[2, 2, 2], strides=[2, 2, 2], ceil_mode=ceil_mode)
     places = [(d, h, w) for d in range(2) for h in range(2) for w in range(2)]
     rng = np.random.default_rng(7)
