@@ -1946,8 +1946,9 @@ def _flat_tables(dims, row_blocks, tasks, want, wide):
     H, W, OH, OW = dims[P_H], dims[P_W], dims[P_OH], dims[P_OW]
     if want and (_window_pairs(dims, wide) or _window_triples(dims)):  # (no tables)
         return 0, 0, np.empty(0, dtype=np.int32), np.empty(0, dtype=np.int32)
-    flat_rows = dims[P_FLAT_ROWS] != 0
-    block_rows = max(1, min(OH, COLUMN_BLOCK // max(W, 1))) if flat_rows else 0
+    flat_rows = dims[P_FLAT_ROWS] == 1
+    narrow_rows = dims[P_FLAT_ROWS] == 2  # (rows of W outputs too, cut to OW after)
+    block_rows = max(1, min(OH, COLUMN_BLOCK // max(W, 1))) if flat_rows or narrow_rows else 0
     n_columns, n_rows_of = block_rows * W, 0
     pitch_rows = dims[P_PITCH_ROWS]
     if (pitch_rows == 1 and not want and not _values_row_by_row(dims, wide)) or (
@@ -1956,10 +1957,11 @@ def _flat_tables(dims, row_blocks, tasks, want, wide):
         block_rows = max(1, min(OH, COLUMN_BLOCK // dims[P_PITCH]))
         n_columns = block_rows * OW
     group_planes = 0
-    flat_columns = flat_rows and OH == H
-    if dims[P_GROUP_VALUES] > 0 and row_blocks == 1:
+    flat_columns = (flat_rows and OH == H) or (narrow_rows and OH <= H)
+    # (narrower outputs: values only, each plane's H x W outputs cut to OH x OW)
+    if dims[P_GROUP_VALUES] > 0 and row_blocks == 1 and not (narrow_rows and want):
         group_planes = max(1, min(COLUMN_BLOCK // dims[P_GROUP_VALUES], tasks))
-        n_columns = max(n_columns, group_planes * OH * OW)
+        n_columns = max(n_columns, group_planes * (H * W if narrow_rows else OH * OW))
         n_rows_of = group_planes * H * W if flat_columns else 0
     # Both tables repeat with a period (a plane, an output row): one period is written,
     # then copied onto the rest in doubling runs, which vectorise. (Written value by value,
@@ -1972,10 +1974,11 @@ def _flat_tables(dims, row_blocks, tasks, want, wide):
                 row_of[r * W + c] = r
         _repeat_period(row_of, H * W)
     column_of = np.empty(n_columns, dtype=np.int32)
+    period = W if narrow_rows else OW
     if n_columns > 0:
-        for o in range(OW):
+        for o in range(period):
             column_of[o] = o * dims[P_SW]
-        _repeat_period(column_of, OW)
+        _repeat_period(column_of, period)
     return group_planes, block_rows, row_of, column_of
 
 
@@ -2048,8 +2051,13 @@ def _planar_tasks(
     # columns[guard - pw + sw * e + j * dw] for its taps j, masked by column_of, and
     # group_planes > 0 takes small planes that many at a time.
     pitch, held, fold = dims[P_PITCH], dims[P_HELD], dims[P_FOLD] != 0
-    flat_rows = dims[P_FLAT_ROWS] != 0
-    flat_columns = flat_rows and OH == H  # the pass down the columns flat too (row_of)
+    flat_rows = dims[P_FLAT_ROWS] == 1
+    # stride 1 with outputs narrower than the input: pooled as flat_rows, into rows of W
+    # outputs (narrow_out) whose first OW are the output row
+    narrow_rows = dims[P_FLAT_ROWS] == 2
+    # the pass down the columns of a group flat too (row_of): each plane's H rows, of which
+    # the first OH are its outputs' (the others read past the plane: masked, then dropped)
+    flat_columns = (flat_rows and OH == H) or (narrow_rows and OH <= H)
     plane_values = dims[P_GROUP_VALUES]
     # with guard zones at both ends for the taps outside a stretch, which are masked
     guard = max(pw, (kw - 1) * dw)
@@ -2074,6 +2082,8 @@ def _planar_tasks(
     row_hi1, row_hi2 = np.int32(H + ph - 1), np.int32(H + ph - 2)
     padded = np.full(dims[P_ROW_LENGTH], sortable_fill, dtype=x.dtype)
     row_acc = np.empty(OW, dtype=x.dtype)
+    narrow_out = np.empty(max(block_rows, group_planes * H) * W if narrow_rows and not want
+                          else 0, dtype=x.dtype)  # fmt: skip
     pairs = np.empty(OW + kw if sw == 2 else 0, dtype=x.dtype)
     pair_index = np.empty(OW + kw if want and sw == 2 else 0, dtype=np.int64)
     row_values = np.empty(0, dtype=x.dtype)
@@ -2167,7 +2177,16 @@ def _planar_tasks(
                             b = to_sortable(x[_u(ga + i + offset)])
                             b = b if r >= lo and r < hi else a
                             columns[_u(guard + i)] = b if b > a else a
-            if not special and not want:
+            if not special and not want and narrow_rows:
+                # 2. along the rows, H x W outputs a plane, cut to OH x OW
+                _flat_rows(columns, column_of, narrow_out, 0, n, guard, W, 1, kw, dw, pw,
+                           sortable_fill, evens, 0)  # fmt: skip
+                ya = task * OH * OW
+                for r in range((g_to - task) * OH):
+                    ra = (r // OH * H + r % OH) * W
+                    for c in range(OW):
+                        y[_u(ya + r * OW + c)] = narrow_out[_u(ra + c)]
+            elif not special and not want:
                 # 2. along the rows
                 ya, n_out = task * OH * OW, (g_to - task) * OH * OW
                 _flat_rows(columns, column_of, y, ya, n_out, guard, held, sw, kw, dw, pw,
@@ -2235,10 +2254,11 @@ def _planar_tasks(
                     _flat_rows(columns, column_of, y, u_from * OW, (b_hi - b_lo) * OW, guard,
                                held, sw, kw, dw, pw, sortable_fill, evens, free_taps)  # fmt: skip
 
-        elif not want and flat_rows:
-            # Stride 1 along both axes and rows as long as the input's: a block of output
-            # rows is pooled as one flat stretch each way, which vectorises however short
-            # the rows (the windows with taps outside their row are redone at the end).
+        elif not want and (flat_rows or narrow_rows):
+            # Stride 1 along both axes: a block of output rows is pooled as one flat
+            # stretch each way, which vectorises however short the rows (the taps outside
+            # their row are masked); rows as long as the input's straight into y, narrower
+            # ones (windows that reach past the last column) cut to OW from rows of W.
             for b_lo in range(oh_lo, oh_hi, block_rows):
                 b_hi = min(b_lo + block_rows, oh_hi)
                 rows = b_hi - b_lo
@@ -2263,8 +2283,15 @@ def _planar_tasks(
                     oh = run_end
                 # 2. along the rows
                 ya = (plane * OH + b_lo) * OW
-                _flat_rows(columns, column_of, y, ya, rows * W, guard, W, 1, kw, dw, pw,
-                           sortable_fill, evens, 0)  # fmt: skip
+                if narrow_rows:
+                    _flat_rows(columns, column_of, narrow_out, 0, rows * W, guard, W, 1, kw,
+                               dw, pw, sortable_fill, evens, 0)  # fmt: skip
+                    for r in range(rows):
+                        for c in range(OW):
+                            y[_u(ya + r * OW + c)] = narrow_out[_u(r * W + c)]
+                else:
+                    _flat_rows(columns, column_of, y, ya, rows * W, guard, W, 1, kw, dw, pw,
+                               sortable_fill, evens, 0)  # fmt: skip
 
         elif not want:
             for oh in range(oh_lo, oh_hi):

@@ -263,6 +263,14 @@ FLAT_STRETCH_CASES = {
     "k5x7-s2": dict(kernel_shape=[5, 7], strides=[2, 2], pads=[0, 3, 1, 2]),
     # (with Indices, the general row pass at a column stride of 3)
     "k3-s3-p1": dict(kernel_shape=[3, 3], strides=[3, 3], pads=[1, 1, 1, 1]),
+    # stride 1 with outputs narrower than the input: blocks of rows of W outputs, each
+    # cut to OW (values); no pads, a pad before, taps past the row's end, dilated, and
+    # rows as long as the input's beside narrower ones
+    "k2-s1": dict(kernel_shape=[2, 2]),
+    "k3-s1": dict(kernel_shape=[3, 3]),
+    "k3-s1-pads-before": dict(kernel_shape=[3, 3], pads=[1, 1, 0, 0]),
+    "k3x4-s1-d1x2": dict(kernel_shape=[3, 4], dilations=[1, 2], pads=[0, 1, 0, 2]),
+    "k5x3-s1-full-height": dict(kernel_shape=[5, 3], pads=[2, 0, 2, 1]),
 }
 
 
@@ -292,6 +300,33 @@ def test_flat_stretches(case, dtype, entry):
                 check_against_reference(x_special, attrs, "NCHW")
 
 
+@pytest.mark.parametrize("case", FLAT_STRETCH_CASES)
+def test_flat_stretch_plans(case):
+    """Which geometries the planar kernel pools in flat blocks of rows (the results alone
+    cannot tell the row-by-row path from them): stride 1 both ways, with rows as long as
+    the input's (1) or narrower, on rows of up to 64 (2, cut to their width; small planes
+    several at a time when the outputs are no taller than the input)."""
+    from fastpool import _api
+    from fastpool._attrs import P_FLAT_ROWS, P_GROUP_VALUES
+
+    attrs = FLAT_STRETCH_CASES[case]
+    for shape in [(1, 2, 13, 13), (1, 1, 60, 70)]:
+        x = np.zeros(shape, dtype=np.float32)
+        plan = _api._plan_max_pool(
+            x, attrs["kernel_shape"], "NOTSET", 0, attrs.get("dilations"), attrs.get("pads"),
+            0, attrs.get("strides"), False, "NCHW",
+        )  # fmt: skip
+        assert plan.kernel == "planar"
+        (height, width), (out_height, out_width) = shape[-2:], plan.out_shape[-2:]
+        expected = 0
+        if attrs.get("strides", [1, 1]) == [1, 1]:
+            expected = 1 if out_width == width else 2 if out_width < width <= 64 else 0
+        dims = plan.kernel_args[0]
+        assert dims[P_FLAT_ROWS] == expected, (shape, plan.out_shape)
+        if expected == 2:
+            assert (dims[P_GROUP_VALUES] > 0) == (out_height <= height and width < 30)
+
+
 def check_with_ties_and_relu(attrs, dtype, shapes):
     """NCHW inputs of these shapes with many ties, with and without NaN, +-inf and -0.0,
     against the reference in both storage orders, and with Relu fused (floats)."""
@@ -317,6 +352,7 @@ NEGATIVE_ZERO_CASES = {
     "k5-p2": dict(kernel_shape=[5, 5], pads=[2, 2, 2, 2]),
     "k3-d2-p2": dict(kernel_shape=[3, 3], dilations=[2, 2], pads=[2, 2, 2, 2]),
     "k2x3-s2": dict(kernel_shape=[2, 3], strides=[2, 2], pads=[0, 1, 1, 0]),
+    "k2-s1": dict(kernel_shape=[2, 2]),
 }
 
 
