@@ -359,7 +359,7 @@ def _planar_tables(geo: np.ndarray, taps: np.ndarray) -> tuple:
     # Stride 1 with outputs narrower than the input, on rows of up to 64: pooled as those,
     # into rows of W outputs then cut to OW, and small planes several at a time when the
     # outputs are no taller than the input. (Row by row through a padded buffer, 2x2
-    # windows took 4.1x onnxruntime's time on 13x13 planes and 1.6x on 56x56; on rows of
+    # windows took 4.2-4.3x onnxruntime's time on 13x13 planes and 1.5x on 56x56; on rows of
     # 112 and longer that way is the faster.)
     narrow_rows = sh == 1 and sw == 1 and 0 < ow < w <= 64
     plane_values = max(h * w, oh * pitch)
