@@ -1983,6 +1983,18 @@ def _flat_tables(dims, row_blocks, tasks, want, wide):
 
 
 @kernel(inline="always")
+def _cut_rows(rows_out, y, ya, n_rows, rows_kept, rows_held, W, OW):
+    """y[ya + r * OW + c] = rows_out[row * W + c] for c < OW, over the first rows_kept rows
+    of each rows_held in rows_out, n_rows of them in all: stride-1 outputs narrower than
+    the input, pooled into rows of W (a block of rows: rows_kept == rows_held; small
+    planes: OH of each H)."""
+    for r in range(n_rows):
+        ra = (r // rows_kept * rows_held + r % rows_kept) * W
+        for c in range(OW):
+            y[_u(ya + r * OW + c)] = rows_out[_u(ra + c)]
+
+
+@kernel(inline="always")
 def _repeat_period(table, period):
     """Copy table[:period] onto the rest of table (whose length is a multiple of period)."""
     filled = period
@@ -2181,11 +2193,7 @@ def _planar_tasks(
                 # 2. along the rows, H x W outputs a plane, cut to OH x OW
                 _flat_rows(columns, column_of, narrow_out, 0, n, guard, W, 1, kw, dw, pw,
                            sortable_fill, evens, 0)  # fmt: skip
-                ya = task * OH * OW
-                for r in range((g_to - task) * OH):
-                    ra = (r // OH * H + r % OH) * W
-                    for c in range(OW):
-                        y[_u(ya + r * OW + c)] = narrow_out[_u(ra + c)]
+                _cut_rows(narrow_out, y, task * OH * OW, (g_to - task) * OH, OH, H, W, OW)
             elif not special and not want:
                 # 2. along the rows
                 ya, n_out = task * OH * OW, (g_to - task) * OH * OW
@@ -2283,15 +2291,11 @@ def _planar_tasks(
                     oh = run_end
                 # 2. along the rows
                 ya = (plane * OH + b_lo) * OW
+                rows_out, rows_at = (narrow_out, 0) if narrow_rows else (y, ya)
+                _flat_rows(columns, column_of, rows_out, rows_at, rows * W, guard, W, 1, kw,
+                           dw, pw, sortable_fill, evens, 0)  # fmt: skip
                 if narrow_rows:
-                    _flat_rows(columns, column_of, narrow_out, 0, rows * W, guard, W, 1, kw,
-                               dw, pw, sortable_fill, evens, 0)  # fmt: skip
-                    for r in range(rows):
-                        for c in range(OW):
-                            y[_u(ya + r * OW + c)] = narrow_out[_u(r * W + c)]
-                else:
-                    _flat_rows(columns, column_of, y, ya, rows * W, guard, W, 1, kw, dw, pw,
-                               sortable_fill, evens, 0)  # fmt: skip
+                    _cut_rows(narrow_out, y, ya, rows, rows, rows, W, OW)
 
         elif not want:
             for oh in range(oh_lo, oh_hi):
