@@ -996,6 +996,14 @@ def _flat_rows(
             b = columns[_u(start + e + 2 * dw)]
             b = b if c >= lo2 and c < hi2 else sortable_fill
             y[_u(y_at + e)] = from_sortable(b if b > a else a)
+    elif kw == 2 and sw == 1:  # (any dilation, as above; YOLO's 2x2 stride 1)
+        for e in range(n):
+            c = column_of[_u(e)]
+            a = columns[_u(start + e)]
+            a = a if c >= lo0 and c < hi0 else sortable_fill
+            b = columns[_u(start + e + dw)]
+            b = b if c >= lo1 and c < hi1 else sortable_fill
+            y[_u(y_at + e)] = from_sortable(b if b > a else a)
     elif dw == 1 and kw == 5 and sw == 1:  # (as spatial pyramid pooling has, 5x5 stride 1)
         lo3, lo4 = np.int32(pw - 3), np.int32(pw - 4)
         hi3, hi4 = np.int32(held + pw - 3), np.int32(held + pw - 4)
@@ -2146,6 +2154,18 @@ def _planar_tasks(
                         a = b if b > a else a
                         b = to_sortable(x[_u(ga + i + (2 - ph) * W)])
                         b = b if r < row_hi2 else sortable_fill
+                        columns[_u(guard + i)] = b if b > a else a
+                    outside = 2
+                elif kh == 2:
+                    # (any dilation; tap t is inside for rows in [ph - t * dh, H + ph - t * dh))
+                    lo1, hi0 = np.int32(ph - dh), np.int32(H + ph)
+                    hi1 = np.int32(H + ph - dh)
+                    for i in range(safe_lo, safe_hi):
+                        r = row_of[_u(i)]
+                        a = to_sortable(x[_u(ga + i - ph * W)])
+                        a = a if r >= row_lo0 and r < hi0 else sortable_fill
+                        b = to_sortable(x[_u(ga + i + (dh - ph) * W)])
+                        b = b if r >= lo1 and r < hi1 else sortable_fill
                         columns[_u(guard + i)] = b if b > a else a
                     outside = 2
                 elif kh == 5 and dh == 1:
