@@ -1991,15 +1991,42 @@ def _flat_tables(dims, row_blocks, tasks, want, wide):
 
 
 @kernel(inline="always")
+def _copy_eight(source, sa, target, ta):
+    """target[ta:ta + 8] = source[sa:sa + 8], all eight loaded before any is stored."""
+    a0, a1 = source[_u(sa)], source[_u(sa + 1)]
+    a2, a3 = source[_u(sa + 2)], source[_u(sa + 3)]
+    a4, a5 = source[_u(sa + 4)], source[_u(sa + 5)]
+    a6, a7 = source[_u(sa + 6)], source[_u(sa + 7)]
+    target[_u(ta)], target[_u(ta + 1)] = a0, a1
+    target[_u(ta + 2)], target[_u(ta + 3)] = a2, a3
+    target[_u(ta + 4)], target[_u(ta + 5)] = a4, a5
+    target[_u(ta + 6)], target[_u(ta + 7)] = a6, a7
+
+
+@kernel(inline="always")
 def _cut_rows(rows_out, y, ya, n_rows, rows_kept, rows_held, W, OW):
     """y[ya + r * OW + c] = rows_out[row * W + c] for c < OW, over the first rows_kept rows
     of each rows_held in rows_out, n_rows of them in all: stride-1 outputs narrower than
     the input, pooled into rows of W (a block of rows: rows_kept == rows_held; small
     planes: OH of each H)."""
-    for r in range(n_rows):
-        ra = (r // rows_kept * rows_held + r % rows_kept) * W
-        for c in range(OW):
-            y[_u(ya + r * OW + c)] = rows_out[_u(ra + c)]
+    # Eight values at a time, loaded into locals and then stored (LLVM makes one vector of
+    # each eight; a loop of OW per row cost its set-up on every row): a row's last eight
+    # run on into the places of the rows after it, which are written after it. The rows
+    # whose eights would run past the end of this stretch go value by value.
+    span = (OW + 7) // 8 * 8
+    end = ya + n_rows * OW
+    r, ra = 0, 0
+    while r < n_rows:
+        for k in range(min(rows_kept, n_rows - r)):
+            yr = ya + (r + k) * OW
+            if yr + span <= end:
+                for c in range(0, span, 8):
+                    _copy_eight(rows_out, ra + k * W + c, y, yr + c)
+            else:
+                for c in range(OW):
+                    y[_u(yr + c)] = rows_out[_u(ra + k * W + c)]
+        r += rows_kept
+        ra += rows_held * W
 
 
 @kernel(inline="always")
@@ -2102,8 +2129,8 @@ def _planar_tasks(
     row_hi1, row_hi2 = np.int32(H + ph - 1), np.int32(H + ph - 2)
     padded = np.full(dims[P_ROW_LENGTH], sortable_fill, dtype=x.dtype)
     row_acc = np.empty(OW, dtype=x.dtype)
-    narrow_out = np.empty(max(block_rows, group_planes * H) * W if narrow_rows and not want
-                          else 0, dtype=x.dtype)  # fmt: skip
+    narrow_out = np.empty(max(block_rows, group_planes * H) * W + 8
+                          if narrow_rows and not want else 0, dtype=x.dtype)  # fmt: skip
     pairs = np.empty(OW + kw if sw == 2 else 0, dtype=x.dtype)
     pair_index = np.empty(OW + kw if want and sw == 2 else 0, dtype=np.int64)
     row_values = np.empty(0, dtype=x.dtype)

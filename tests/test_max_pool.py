@@ -271,6 +271,11 @@ FLAT_STRETCH_CASES = {
     "k3-s1-pads-before": dict(kernel_shape=[3, 3], pads=[1, 1, 0, 0]),
     "k3x4-s1-d1x2": dict(kernel_shape=[3, 4], dilations=[1, 2], pads=[0, 1, 0, 2]),
     "k5x3-s1-full-height": dict(kernel_shape=[5, 3], pads=[2, 0, 2, 1]),
+    # 2x2 windows at stride 1 have loops of their own both ways: YOLOv3-tiny's SAME_UPPER
+    # (a pad after), and dilated, with outputs as large as the input or narrower
+    "k2-s1-pads-after": dict(kernel_shape=[2, 2], pads=[0, 0, 1, 1]),
+    "k2-s1-d2-p1": dict(kernel_shape=[2, 2], dilations=[2, 2], pads=[1, 1, 1, 1]),
+    "k2-s1-d2x1-narrow": dict(kernel_shape=[2, 2], dilations=[2, 1], pads=[1, 0, 0, 0]),
 }
 
 
@@ -353,6 +358,7 @@ NEGATIVE_ZERO_CASES = {
     "k3-d2-p2": dict(kernel_shape=[3, 3], dilations=[2, 2], pads=[2, 2, 2, 2]),
     "k2x3-s2": dict(kernel_shape=[2, 3], strides=[2, 2], pads=[0, 1, 1, 0]),
     "k2-s1": dict(kernel_shape=[2, 2]),
+    "k2-s1-pads-after": dict(kernel_shape=[2, 2], pads=[0, 0, 1, 1]),
 }
 
 
