@@ -695,6 +695,38 @@ def test_3x3_stride_2_on_rows_of_33_to_64(attrs, dtype, entry):
     check_with_ties_and_relu(attrs, dtype, [(1, 3, 41, 47), (2, 2, 36, 33), (1, 2, 20, 64)])
 
 
+# 3x3 windows at stride 2 along the rows, undilated, on rows too long for the flat
+# stretches: the rows whose windows lie inside the plane go through _rows_3x3, whose pass
+# down the columns runs on past the row into x where it may (no pad after the row read, x
+# long enough), the others row by row.
+ROWS_3X3_CASES = {
+    "no-pads": dict(strides=[2, 2]),
+    "pads-1": dict(strides=[2, 2], pads=[1, 1, 1, 1]),
+    "pads-before": dict(strides=[2, 2], pads=[1, 1, 0, 0]),
+    "pads-after": dict(strides=[2, 2], pads=[0, 0, 1, 1]),
+    "ceil": dict(strides=[2, 2], ceil_mode=1),
+    "row-stride-1": dict(strides=[1, 2]),
+}
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=DTYPE_IDS)
+@pytest.mark.parametrize("attrs", list(ROWS_3X3_CASES.values()), ids=list(ROWS_3X3_CASES))
+def test_3x3_stride_2_interior_rows(attrs, dtype, entry):
+    """Values of 3x3 windows at stride 2 along rows of 65 to 112 columns (odd widths: the
+    pass down the columns runs on into the next rows; even ones: it does not need to),
+    with pads before, after or both, ceil_mode (a pad after the row: no running on), and
+    stride 1 down the columns; many ties, with and without NaN, +-inf and -0.0 (also in
+    the rows read past a row's end), planes split between tasks, against the reference."""
+    from fastpool._attrs import P_FLAT_ROWS, P_GROUP_VALUES
+
+    attrs = dict(kernel_shape=[3, 3], **attrs)
+    shapes = [(1, 3, 11, 71), (2, 2, 9, 112), (1, 2, 8, 65)]
+    for shape in shapes:
+        dims = _planar_dims(shape, [3, 3], attrs)
+        assert dims[P_FLAT_ROWS] == 0 and dims[P_GROUP_VALUES] == 0, (shape, attrs)
+    check_with_ties_and_relu(attrs, dtype, shapes)
+
+
 @pytest.mark.parametrize("triples_path", ["pitch-rows"], indirect=True)
 @pytest.mark.parametrize("dtype", ALL_DTYPES, ids=DTYPE_IDS)
 def test_pitch_rows_at_their_widest(dtype, entry, triples_path):
