@@ -96,6 +96,7 @@ from fastpool._ordering import (
     wide_items,
 )
 from fastpool._prefetch import CACHE_LINE, prefetch
+from fastpool._vectors import LANES, max_of_2_rows, max_of_3_rows
 
 # Indexing with unsigned integers spares numba's negative-index wraparound, which would
 # otherwise keep LLVM from vectorising the loops.
@@ -799,14 +800,38 @@ def _fold_argmax(columns, positions, at):
     positions[_u(at)] = b_at if take else a_at
 
 
-@kernel()
+@kernel(inline="always")
+def _fold(x, at, W, n_rows, columns, ca):
+    """columns[ca] = the larger of columns ca and ca + 1 of a row of column maxima just
+    stored by max_of_2_rows or max_of_3_rows, whose n_rows (2 or 3) rows of W start at x[at]
+    for column ca. 4- and 8-byte items read them from x: read back from a vector store of
+    64 bytes or more, 3x3/2 on 832 planes of 13x13 took 1.10x the time (float32, serial
+    kernel, AMD Zen 5). 1- and 2-byte items, whose stores are narrower, read them back:
+    from x, the same layer took 1.4x (uint8) and 1.7x (float16) the time."""
+    if wide_items(x):
+        a = to_sortable(x[_u(at)])
+        b = to_sortable(x[_u(at + 1)])
+        a = b if b > a else a
+        for t in range(1, n_rows):
+            b = to_sortable(x[_u(at + t * W)])
+            a = b if b > a else a
+            b = to_sortable(x[_u(at + t * W + 1)])
+            a = b if b > a else a
+    else:
+        a, b = columns[_u(ca)], columns[_u(ca + 1)]
+        a = b if b > a else a
+    columns[_u(ca)] = a
+
+
+@kernel(counted=False)
 def _pitch_columns(
     x, taps, dims, u_from, u_to, columns, guard, lanes, sortable_fill, want, positions
 ):  # fmt: skip
     """The pass down the columns for a row pass over rows of ``pitch`` column maxima:
     output rows u_from..u_to-1 (row u = p * OH + oh: row oh of plane p) into
     columns[guard + (u - u_from) * pitch + c], ``lanes`` columns (a multiple of 16, at
-    least those held) at a time. With ``want``, also the position of each column maximum
+    least those held) at a time; the values of the rows whose taps all lie inside the plane
+    as vectors of 16 (_vectors). With ``want``, also the position of each column maximum
     (the first, down the column) into ``positions``, counted from the first plane's start
     (int32; -1: no row). Compiled on its own: inside the planar kernel the same loops ran
     twice as slowly.
@@ -822,6 +847,7 @@ def _pitch_columns(
     pitch, held, fold = dims[P_PITCH], dims[P_HELD], dims[P_FOLD] != 0
     step = dh * W
     w1, w2 = np.int32(W), np.int32(2 * W)
+    vectors = lanes // LANES  # (lanes: a multiple of 16)
     # 1. 2 or 3 rows a window: the rows whose taps are all inside the plane, with no decision
     # per row (on rows this short, the decisions and the loop set-up were most of the time).
     # Whole vectors of ``lanes``, as below.
@@ -896,16 +922,16 @@ def _pitch_columns(
                     ra += sh * W
                     ca += pitch
             elif kh == 3:
+                # (values: 16 columns a vector, the first written out as most rows have one:
+                # LLVM's own loop over ``lanes`` set up its overlap check and vector loop on
+                # every row, see _vectors)
                 for _ in range(u, u_hi):
-                    for i in range(lanes):
-                        a = to_sortable(x[_u(ra + i)])
-                        b = to_sortable(x[_u(ra + W + i)])
-                        a = b if b > a else a
-                        b = to_sortable(x[_u(ra + 2 * W + i)])
-                        columns[_u(ca + i)] = b if b > a else a
-                    if fold:  # column `pitch` (computed too) into the one before it
-                        a, b = columns[_u(ca + pitch - 1)], columns[_u(ca + pitch)]
-                        columns[_u(ca + pitch - 1)] = b if b > a else a
+                    max_of_3_rows(x, ra, ra + W, ra + 2 * W, columns, ca)
+                    for v in range(1, vectors):
+                        i = v * LANES
+                        max_of_3_rows(x, ra + i, ra + W + i, ra + 2 * W + i, columns, ca + i)
+                    if fold:  # column `pitch` into the one before it
+                        _fold(x, ra + pitch - 1, W, 3, columns, ca + pitch - 1)
                     ra += sh * W
                     ca += pitch
                     plane_row += 1
@@ -914,13 +940,12 @@ def _pitch_columns(
                         plane_row = 0
             else:
                 for _ in range(u, u_hi):
-                    for i in range(lanes):
-                        a = to_sortable(x[_u(ra + i)])
-                        b = to_sortable(x[_u(ra + W + i)])
-                        columns[_u(ca + i)] = b if b > a else a
+                    max_of_2_rows(x, ra, ra + W, columns, ca)
+                    for v in range(1, vectors):
+                        i = v * LANES
+                        max_of_2_rows(x, ra + i, ra + W + i, columns, ca + i)
                     if fold:
-                        a, b = columns[_u(ca + pitch - 1)], columns[_u(ca + pitch)]
-                        columns[_u(ca + pitch - 1)] = b if b > a else a
+                        _fold(x, ra + pitch - 1, W, 2, columns, ca + pitch - 1)
                     ra += sh * W
                     ca += pitch
             if u_hi > u:
@@ -1631,7 +1656,7 @@ def _pair_window(x, y, indices, ra, W, ya, o, base, col_step, at0, at1, at2, at3
     indices[_u(ya + o)] = base + 2 * o * col_step + (at3 if take else at)
 
 
-@kernel()
+@kernel(counted=False)
 def _pair_windows(x, y, indices, dims, taps, inf_bits, fill, plane, oh_lo, oh_hi):
     """Output rows oh_lo..oh_hi-1 of a plane of 2x2 windows at stride 2 (VGG's), with
     Indices: the four taps of each window written out in row-major order, so that the first
@@ -1678,7 +1703,7 @@ def _pair_windows(x, y, indices, dims, taps, inf_bits, fill, plane, oh_lo, oh_hi
                        max(ow_from, ow_to), OW)  # fmt: skip
 
 
-@kernel()
+@kernel(counted=False)
 def _rows_exact(x, y, indices, want, dims, taps, inf_bits, fill, plane, oh_lo, oh_hi):
     """Output rows oh_lo..oh_hi-1 of a plane (with Indices if ``want``), window by window
     with the exact ``replaces``: rows holding a NaN. Compiled on its own, so that
@@ -1688,7 +1713,7 @@ def _rows_exact(x, y, indices, want, dims, taps, inf_bits, fill, plane, oh_lo, o
                        dims[P_OW])  # fmt: skip
 
 
-@kernel()
+@kernel(counted=False)
 def _zero_maxima_rows(x, y, indices, dims, taps, inf_bits, fill, plane, oh_lo, oh_hi):
     """_zero_maxima_exact with Indices, compiled on its own (see _rows_exact)."""
     _zero_maxima_exact(x, y, indices, True, dims, taps, inf_bits, fill, plane, oh_lo, oh_hi)
@@ -2044,7 +2069,7 @@ def _repeat_period(table, period):
         filled += count
 
 
-@kernel()
+@kernel(counted=False)
 def _rows_3x3(x, y, ra, row_step, ya, n, W, OW, pw, w_to, padded, evens, pairs):
     """Values of n output rows of 3x3 windows at stride 2 along the rows, undilated, all of
     whose taps lie inside the plane: output row i from input rows ra + i * row_step, + W

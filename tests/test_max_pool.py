@@ -727,6 +727,47 @@ def test_3x3_stride_2_interior_rows(attrs, dtype, entry):
     check_with_ties_and_relu(attrs, dtype, shapes)
 
 
+# Values through rows of pitch column maxima on small planes (groups of planes) and on rows
+# of up to 64 (plane by plane): the pass down the columns takes each output row's 16, 32 or
+# 48 columns as vectors of 16 (_vectors), with a column past the pitch folded into the last
+# (fold), in one loop over every plane's rows (3x3/2 with no row at a border) or plane by
+# plane (the rows with a pad go through _column_max).
+PITCH_ROW_VECTOR_CASES = {
+    "k3-s2": (dict(kernel_shape=[3, 3], strides=[2, 2]), 1,
+              [(2, 3, 13, 13), (1, 2, 26, 26), (1, 3, 27, 27), (1, 2, 40, 40)]),
+    "k3-s2-pads-after": (dict(kernel_shape=[3, 3], strides=[2, 2], pads=[0, 0, 1, 1]), 0,
+                         [(1, 3, 14, 14), (2, 2, 12, 12), (1, 2, 28, 28)]),
+    "k3-s2-pads-1": (dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]), None,
+                     [(1, 3, 13, 13), (1, 2, 28, 28)]),
+    "k2-s2": (dict(kernel_shape=[2, 2], strides=[2, 2]), 0,
+              [(1, 3, 12, 12), (2, 2, 13, 13), (1, 2, 27, 27)]),
+    "k2-s2-pads-after": (dict(kernel_shape=[2, 2], strides=[2, 2], pads=[0, 0, 1, 1]), 0,
+                         [(1, 2, 13, 13), (1, 2, 29, 29)]),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=DTYPE_IDS)
+@pytest.mark.parametrize("case", list(PITCH_ROW_VECTOR_CASES.values()),
+                         ids=list(PITCH_ROW_VECTOR_CASES))  # fmt: skip
+def test_pitch_rows_values_as_vectors(case, dtype, entry):
+    """Values of 3x3 and 2x2 windows at stride 2 through rows of pitch column maxima, whose
+    pass down the columns loads and stores 16 columns at a time (one to three vectors a
+    row, a folded column or none, rows with a pad above or below, groups of planes and
+    single planes), with many ties, with and without NaN, +-inf and -0.0, and Relu fused,
+    against the reference; the plans checked to take that path."""
+    from fastpool._attrs import P_FOLD, P_HELD, P_PITCH_ROWS
+
+    attrs, fold, shapes = case
+    helds = set()
+    for shape in shapes:
+        dims = _planar_dims(shape, attrs["kernel_shape"], attrs)
+        assert dims[P_PITCH_ROWS] != 0, (shape, attrs)
+        assert fold is None or dims[P_FOLD] == fold, (shape, attrs)
+        helds.add((dims[P_HELD] + 15) // 16)
+    assert len(helds) > 1 or len(shapes) < 3  # (rows of one vector and of more)
+    check_with_ties_and_relu(attrs, dtype, shapes)
+
+
 @pytest.mark.parametrize("triples_path", ["pitch-rows"], indirect=True)
 @pytest.mark.parametrize("dtype", ALL_DTYPES, ids=DTYPE_IDS)
 def test_pitch_rows_at_their_widest(dtype, entry, triples_path):
@@ -775,6 +816,61 @@ def test_indices_stored_as_words(value_dtype):
         store(indices, values, positions, base)
         expected = [-1 if p == NO_POSITION else base + int(p) for p in positions]
         assert indices.tolist() == expected, (value_dtype, base)
+
+
+def _sortable_reference(values):
+    """to_sortable in numpy: 16-bit float bits (uint16) with the sign bit of a positive
+    number set and every bit of a negative one flipped; other types as they are."""
+    if values.dtype != np.uint16:
+        return values
+    negative = (values >> 15).astype(np.uint16)
+    return values ^ (np.uint16(0x8000) | (np.uint16(0x7FFF) * negative))
+
+
+@pytest.mark.parametrize("kernel_dtype", ["float32", "float64", "uint16", "uint8", "int8"])
+def test_row_vectors_take_the_first_of_equal_maxima(kernel_dtype):
+    """max_of_2_rows and max_of_3_rows (_vectors): 16 items from each of two or three
+    offsets of x, at any alignment, give columns[at:at + 16] = the running maximum in their
+    sortable form, a later row replacing only a strictly greater value (so of +0.0 and
+    -0.0 the first stays, and a NaN never replaces nor is replaced), and write nothing
+    else: against numpy, on data with many ties, +-inf, -0.0 and NaN; 16-bit floats as
+    their uint16 bits."""
+    from fastpool._vectors import LANES, max_of_2_rows, max_of_3_rows
+
+    @numba.njit
+    def pool(x, first, second, third, columns, at, n_rows):
+        if n_rows == 2:
+            max_of_2_rows(x, first, second, columns, at)
+        else:
+            max_of_3_rows(x, first, second, third, columns, at)
+
+    rng = np.random.default_rng(16)
+    kernel_dtype = np.dtype(kernel_dtype)
+    if kernel_dtype.kind == "f":
+        pool_of = np.array([-np.inf, -1.5, -0.0, 0.0, 1.5, 2.0, np.inf, np.nan], kernel_dtype)
+        x = rng.choice(pool_of, 200)
+    elif kernel_dtype == np.uint16:
+        floats = np.array([-np.inf, -1.5, -0.0, 0.0, 1.5, 2.0, np.inf, np.nan], np.float16)
+        x = rng.choice(floats, 200).view(np.uint16)
+    else:
+        info = np.iinfo(kernel_dtype)
+        x = rng.choice(np.array([info.min, -1 if info.min < 0 else 1, 0, 7, info.max]), 200)
+        x = x.astype(kernel_dtype)
+    sortable = _sortable_reference(x)
+    for n_rows in (2, 3):
+        for _ in range(40):
+            offsets = rng.integers(0, x.shape[0] - LANES, 3)
+            at = int(rng.integers(0, 8))
+            columns = np.full(LANES + 16, 99, dtype=kernel_dtype)
+            pool(x, *offsets, columns, at, n_rows)
+            rows = [sortable[offset:][:LANES] for offset in offsets[:n_rows]]
+            best = rows[0]
+            for value in rows[1:]:
+                best = np.where(value > best, value, best)
+            expected = np.full(LANES + 16, 99, dtype=kernel_dtype)
+            expected[at:][:LANES] = best
+            same = np.array_equal(columns.view(np.uint8), expected.view(np.uint8))
+            assert same, (n_rows, offsets, at)
 
 
 def test_vector_runs_split_rows():
