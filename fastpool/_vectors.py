@@ -8,8 +8,9 @@ every row, cost more than the work (3.4-4.7 ns a row of 16 float32 inside the ke
 same loads and stores as below, alone, 1.5-2 ns). numba compiles with LLVM's straight-line
 vectoriser off, so a loop of a constant 16 is unrolled to scalars instead. These intrinsics
 load each row's 16 items as one vector and store their maximum as one (AMD Zen 5, serial
-kernel, 3x3/2 on planes of 12x12 to 28x28: float32 0.78-0.95 of the time, uint8 0.65-0.85,
-float16 0.70-0.77).
+kernel, 3x3/2 on the workload's planes of 12x12 to 27x27, with _config.kernel's
+``counted=False``: float32 0.82-0.86 of the time, uint8 0.71-0.82, int8 0.61-0.73, float16
+0.70-0.77, float64 0.91-0.98).
 
 Values are compared in their sortable form (see _ordering.to_sortable): 16-bit floats
 (uint16 bits) are made sortable as they are loaded, and the maxima are stored sortable, as
@@ -25,15 +26,18 @@ from numba.extending import intrinsic
 LANES = 16
 
 
+def _vectors_at(context, builder, array_type, array, offsets):
+    """Pointers to the vectors of 16 items of ``array`` at each offset (no alignment)."""
+    data = context.make_array(array_type)(context, builder, array).data
+    vector = ir.VectorType(context.get_data_type(array_type.dtype), LANES)
+    return [builder.bitcast(builder.gep(data, [at]), vector.as_pointer()) for at in offsets]
+
+
 def _sortable_loads(context, builder, array_type, array, offsets):
     """The 16 items at each offset of ``array`` as vectors, in their sortable form."""
-    data = context.make_array(array_type)(context, builder, array).data
-    item = context.get_data_type(array_type.dtype)
-    vector_pointer = ir.VectorType(item, LANES).as_pointer()
     loaded = []
-    for offset in offsets:
-        vector = builder.load(builder.bitcast(builder.gep(data, [offset]), vector_pointer),
-                              align=1)  # fmt: skip
+    for pointer in _vectors_at(context, builder, array_type, array, offsets):
+        vector = builder.load(pointer, align=1)
         if isinstance(array_type.dtype, types.Integer) and array_type.dtype.bitwidth == 16:
             # the float-sorting trick of to_sortable: flip the sign bit of a positive
             # number, every bit of a negative one
@@ -49,7 +53,7 @@ def _greater(builder, dtype, a, b):
     if isinstance(dtype, types.Float):
         return builder.fcmp_ordered(">", a, b)
     # (to_sortable keeps 16-bit floats as uint16: an unsigned order)
-    if dtype.signed and dtype.bitwidth != 16:
+    if dtype.signed:
         return builder.icmp_signed(">", a, b)
     return builder.icmp_unsigned(">", a, b)
 
@@ -61,10 +65,8 @@ def _rows_max(context, builder, signature, args):
     best = rows[0]
     for row in rows[1:]:
         best = builder.select(_greater(builder, x_type.dtype, row, best), row, best)
-    data = context.make_array(columns_type)(context, builder, columns).data
-    vector_pointer = ir.VectorType(context.get_data_type(columns_type.dtype), LANES)
-    builder.store(best, builder.bitcast(builder.gep(data, [at]), vector_pointer.as_pointer()),
-                  align=1)  # fmt: skip
+    (target,) = _vectors_at(context, builder, columns_type, columns, [at])
+    builder.store(best, target, align=1)
     return context.get_dummy_value()
 
 
