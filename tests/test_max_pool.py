@@ -964,6 +964,9 @@ ROWS_FIRST = {
                                            pads=[0, 1, 0, 1])),
     # flat block rows without pitch rows (the dilated extra shape)
     "k3-d2-p2": ((1, 2, 56, 56), dict(kernel_shape=[3, 3], dilations=[2, 2], pads=[2, 2, 2, 2])),
+    # rows of more than ROWS_SCRATCH / 2 windows: blocks of one output row, whose window
+    # rows outnumber ROWS_SCRATCH's rows (the scratch is sized for the larger)
+    "wider-k3-d2": ((1, 1, 9, 33000), dict(kernel_shape=[3, 3], dilations=[2, 1])),
 }  # fmt: skip
 
 
