@@ -41,8 +41,9 @@ def kernel(counted=True, **options):
     for kernels compiled on their own that allocate no array and return none: the caller
     holds the arrays for the whole call. Counted, each call counts every array argument
     up on entry and down on return with locked instructions, which wait for the stores
-    before them to drain (7-11% of the serial kernel's time on 3x3/2 windows over 14x14
-    planes, where such a kernel is called for every group of planes)."""
+    before them to drain (7-11% of the serial kernel's samples on 3x3/2 windows over 14x14
+    planes, where such a kernel is called for every group of planes; the time saved was
+    within the noise of separate processes: docs/measurements.md)."""
     if not counted:
         options["_nrt"] = False
 

@@ -1140,13 +1140,12 @@ def _put_index(words, e, won, base):
 
 @kernel(inline="always")
 def _flat_rows_argmax(
-    columns, positions, column_of, y, words, y_at, n, guard, held, sw, kw, dw, pw,
+    columns, positions, column_of, y, indices, y_at, n, guard, held, sw, kw, dw, pw,
     sortable_fill, base, evens, even_at, free,
 ):  # fmt: skip
     """_flat_rows with Indices: over the taps of e inside its row, the largest column
     maximum, and of equal ones the first in row-major order (the smallest position);
-    Indices[y_at + e] = base + that position (-1: none), stored through ``words`` (the
-    Indices as index_words gives them). ``evens`` (2 * n + 2 values) and
+    indices[y_at + e] = base + that position (-1: none). ``evens`` (2 * n + 2 values) and
     ``even_at`` (int32, 2 * n + 2): scratch. ``free``: as in _flat_rows, the
     first taps, known to be inside every row. A column with no row holds sortable_fill
     and position -1."""
@@ -1172,6 +1171,7 @@ def _flat_rows_argmax(
         # the last window's is in the pads or the column folded into the one before it
         # (_attrs).
         none = NO_POSITION
+        words = index_words(indices, columns)
         if free >= 2 and kw == 2:
             # (no even columns kept aside, and the values and indices written out in the
             # same loop: 2x2/2 with Indices took 0.71-0.83 of the time of the general loops
@@ -1249,6 +1249,7 @@ def _flat_rows_argmax(
                         start + j * dw, sw, lo, hi)  # fmt: skip
         best, other = other, best
         best_at, other_at = other_at, best_at
+    words = index_words(indices, columns)
     for e in range(n):
         y[_u(y_at + e)] = from_sortable(best[_u(e)])
         _put_index(words, y_at + e, np.uint32(best_at[_u(e)]), base)
@@ -1309,8 +1310,8 @@ def _as_column_major(indices, lo, hi, base, span, H, W):
 
 @kernel(inline="always")
 def _group_argmax(
-    x, ga, n, columns, group_at, positions, column_of, row_of, y, indices, words, H, W, kh,
-    kw, dh, dw, ph, pw, sortable_fill,
+    x, ga, n, columns, group_at, positions, column_of, row_of, y, indices, H, W, kh, kw, dh,
+    dw, ph, pw, sortable_fill,
 ):  # fmt: skip
     """MaxPool with Indices of the n values x[ga:ga + n], whole planes of H x W at stride 1
     with outputs of the input's size (row-major): 1. along the rows, each value's window
@@ -1379,6 +1380,7 @@ def _group_argmax(
                 columns[_u(i)] = b if take else a
                 group_at[_u(i)] = np.int32(i) + offset32 if take else at
     # 2. down the columns: tap t of output e reads columns[e + (t * dh - ph) * W]
+    words = index_words(indices, columns)
     e_lo, e_hi = 0, 0
     if kh == 3 and dh == 1 and ph == 1:
         # the centre row first, as above: every window holds its own value, so the row
@@ -2099,17 +2101,6 @@ def _rows_3x3(x, y, ra, row_step, ya, n, W, OW, pw, w_to, padded, evens, pairs):
         ya += OW
 
 
-@kernel(inline="always")
-def _rows_first_block(dims):
-    """The output rows of a block of the rows-first Indices path (see _planar_loop), and
-    the most input rows such a block pools: its input rows fit in ROWS_SCRATCH values, or
-    a block of one output row pools one window's rows; always rows of the plane."""
-    H, OW, kh, sh, dh = dims[P_H], dims[P_OW], dims[P_KH], dims[P_SH], dims[P_DH]
-    cap_rows = max(1, ROWS_SCRATCH // max(OW, 1))
-    block = max(1, (cap_rows - (kh - 1) * dh - 1) // sh + 1)
-    return block, min(H, max(cap_rows, (kh - 1) * dh + 1))
-
-
 @kernel()
 def _planar_tasks(
     x, bits, y, indices, want, dims, taps, inf_bits, fill, special_mask, special_inf,
@@ -2150,12 +2141,14 @@ def _planar_tasks(
     least 48 (``_triple_windows``) are pooled window by window, in either storage order.
     All compare the sortable form of the values (a plain ``>``; 16-bit floats get it with
     two bit operations instead of the exact key of every comparison).
-
-    Here the scratch of the tasks is allocated; their loop is _planar_loop, compiled without
-    reference counts, which allocates nothing.
     """
     H, W, OH, OW = dims[P_H], dims[P_W], dims[P_OH], dims[P_OW]
-    kw, sw, dw, pw = dims[P_KW], dims[P_SW], dims[P_DW], dims[P_PW]
+    kh, kw, sh, sw = dims[P_KH], dims[P_KW], dims[P_SH], dims[P_SW]
+    dh, dw, ph, pw = dims[P_DH], dims[P_DW], dims[P_PH], dims[P_PW]
+    column_major = dims[P_COLUMN_MAJOR] != 0
+    lo_w, hi_w = dims[P_LO_W], dims[P_HI_W]
+    rows_lo, rows_hi = _interior_lo(taps, 0), _interior_hi(taps, 0)  # (for _slot_in)
+    window_pairs = _window_pairs(dims, wide_items(x))
     window_triples = _window_triples(dims)
     # The fast paths compare sortable values (see _ordering.to_sortable)
     # (kept in the storage type: from_sortable picks its conversion by the type)
@@ -2164,10 +2157,21 @@ def _planar_tasks(
     # columns[guard - pw + sw * e + j * dw] for its taps j, masked by column_of, and
     # group_planes > 0 takes small planes that many at a time.
     pitch, held, fold = dims[P_PITCH], dims[P_HELD], dims[P_FOLD] != 0
+    flat_rows = dims[P_FLAT_ROWS] == 1
+    # stride 1 with outputs narrower than the input: pooled as flat_rows, into rows of W
+    # outputs (narrow_out) whose first OW are the output row
     narrow_rows = dims[P_FLAT_ROWS] == 2
+    # the pass down the columns of a group flat too (row_of): each plane's H rows, of which
+    # the first OH are its outputs' (the others read past the plane: masked, then dropped)
+    flat_columns = (flat_rows and OH == H) or (narrow_rows and OH <= H)
     plane_values = dims[P_GROUP_VALUES]
     # with guard zones at both ends for the taps outside a stretch, which are masked
     guard = max(pw, (kw - 1) * dw)
+    # (with no pad before, the first taps of the last window, and so of every window, may
+    # lie inside the columns a row holds: those need no mask)
+    free_taps = 0
+    while pw == 0 and free_taps < kw and (OW - 1) * sw + free_taps * dw < held:
+        free_taps += 1
     # (the short rows' pass down the columns writes whole vectors of 16)
     lanes = ((pitch + 1 if fold else held) + 15) // 16 * 16
     # (with Indices, only on planes whose positions fit in int32: block_rows is 0 on others)
@@ -2180,6 +2184,9 @@ def _planar_tasks(
     evens = np.empty(2 * n_evens if want else n_evens, dtype=x.dtype)
     even_at = np.empty(2 * n_evens if want else 0, dtype=np.int32)
     group_at = np.empty(group_planes * H * W if want else 0, dtype=np.int32)
+    # tap t of a 3-row window is inside the plane for rows in [ph - t, H + ph - t)
+    row_lo0, row_lo1 = np.int32(ph), np.int32(ph - 1)
+    row_hi1, row_hi2 = np.int32(H + ph - 1), np.int32(H + ph - 2)
     # (+ ROUND_UP: _rows_3x3 may write that many columns past a row)
     padded = np.full(dims[P_ROW_LENGTH] + ROUND_UP, sortable_fill, dtype=x.dtype)
     row_acc = np.empty(OW, dtype=x.dtype)
@@ -2187,69 +2194,14 @@ def _planar_tasks(
                           if narrow_rows and not want else 0, dtype=x.dtype)  # fmt: skip
     pairs = np.empty(OW + kw if sw == 2 else 0, dtype=x.dtype)
     pair_index = np.empty(OW + kw if want and sw == 2 else 0, dtype=np.int64)
-    # the rows-first Indices path's rows, for its largest block (a group of planes with a
-    # NaN takes the tasks' paths plane by plane)
-    rows_first = want and not (_window_pairs(dims, wide_items(x)) or window_triples
-                               or pitch_rows)  # fmt: skip
-    n_row_values = _rows_first_block(dims)[1] * OW if rows_first else 0
-    row_values = np.empty(n_row_values, dtype=x.dtype)
-    row_index = np.empty(n_row_values, dtype=np.int64)
+    row_values = np.empty(0, dtype=x.dtype)
+    row_index = np.empty(0, dtype=np.int64)
     # _triple_windows' column maxima and keys: OW odd columns, OW + 1 even ones
     n_odd = OW if want and window_triples else 0
     even_max = np.empty(n_odd + 1 if n_odd > 0 else 0, dtype=x.dtype)
     even_key = np.empty(even_max.shape[0], dtype=np.int32)
     odd_max = np.empty(n_odd, dtype=x.dtype)
     odd_key = np.empty(n_odd, dtype=np.int32)
-    # (the Indices as the flat stretches store them: a view, which a kernel compiled without
-    # reference counts cannot make)
-    words = index_words(indices, columns)
-    scratch = (columns, positions, evens, even_at, group_at, padded, row_acc, narrow_out,
-               pairs, pair_index, row_values, row_index, even_max, even_key, odd_max,
-               odd_key, words)  # fmt: skip
-    _planar_loop(
-    x, bits, y, indices, want, dims, taps, inf_bits, fill, special_mask, special_inf,
-    act_code, act_constants, row_blocks, first_task, last_task, group_planes, block_rows,
-    row_of, column_of,
-        sortable_fill, guard, lanes, scratch,
-    )  # fmt: skip
-
-
-@kernel(counted=False)
-def _planar_loop(
-    x, bits, y, indices, want, dims, taps, inf_bits, fill, special_mask, special_inf,
-    act_code, act_constants, row_blocks, first_task, last_task, group_planes, block_rows,
-    row_of, column_of,
-    sortable_fill, guard, lanes, scratch,
-):  # fmt: skip
-    """The tasks of _planar_tasks (described there), in the scratch it allocated."""
-    (columns, positions, evens, even_at, group_at, padded, row_acc, narrow_out, pairs,
-     pair_index, row_values, row_index, even_max, even_key, odd_max, odd_key,
-     words) = scratch  # fmt: skip
-    H, W, OH, OW = dims[P_H], dims[P_W], dims[P_OH], dims[P_OW]
-    kh, kw, sh, sw = dims[P_KH], dims[P_KW], dims[P_SH], dims[P_SW]
-    dh, dw, ph, pw = dims[P_DH], dims[P_DW], dims[P_PH], dims[P_PW]
-    column_major = dims[P_COLUMN_MAJOR] != 0
-    lo_w, hi_w = dims[P_LO_W], dims[P_HI_W]
-    rows_lo, rows_hi = _interior_lo(taps, 0), _interior_hi(taps, 0)  # (for _slot_in)
-    window_pairs = _window_pairs(dims, wide_items(x))
-    window_triples = _window_triples(dims)
-    held = dims[P_HELD]
-    flat_rows = dims[P_FLAT_ROWS] == 1
-    # stride 1 with outputs narrower than the input: pooled as flat_rows, into rows of W
-    # outputs (narrow_out) whose first OW are the output row
-    narrow_rows = dims[P_FLAT_ROWS] == 2
-    # the pass down the columns of a group flat too (row_of): each plane's H rows, of which
-    # the first OH are its outputs' (the others read past the plane: masked, then dropped)
-    flat_columns = (flat_rows and OH == H) or (narrow_rows and OH <= H)
-    # (with no pad before, the first taps of the last window, and so of every window, may
-    # lie inside the columns a row holds: those need no mask)
-    free_taps = 0
-    while pw == 0 and free_taps < kw and (OW - 1) * sw + free_taps * dw < held:
-        free_taps += 1
-    pitch_rows = dims[P_PITCH_ROWS] != 0 and block_rows > 0
-    # tap t of a 3-row window is inside the plane for rows in [ph - t, H + ph - t)
-    row_lo0, row_lo1 = np.int32(ph), np.int32(ph - 1)
-    row_hi1, row_hi2 = np.int32(H + ph - 1), np.int32(H + ph - 2)
     task = first_task
     while task < last_task:
         if group_planes > 0:
@@ -2267,8 +2219,7 @@ def _planar_loop(
                                                         special_inf)  # fmt: skip
             if not special and want and flat_columns:
                 _group_argmax(x, ga, n, columns, group_at, positions, column_of, row_of, y,
-                              indices, words, H, W, kh, kw, dh, dw, ph, pw,
-                              sortable_fill)  # fmt: skip
+                              indices, H, W, kh, kw, dh, dw, ph, pw, sortable_fill)  # fmt: skip
             elif not special and not flat_columns:
                 # 1. down the columns, output row by output row
                 _pitch_columns(x, taps, dims, task * OH, g_to * OH, columns, guard, lanes,
@@ -2358,7 +2309,7 @@ def _planar_loop(
                            sortable_fill, evens, free_taps)  # fmt: skip
             elif not special and not flat_columns:
                 ya, n_out = task * OH * OW, (g_to - task) * OH * OW
-                _flat_rows_argmax(columns, positions, column_of, y, words, ya, n_out, guard,
+                _flat_rows_argmax(columns, positions, column_of, y, indices, ya, n_out, guard,
                                   held, sw, kw, dw, pw, sortable_fill, ga, evens,
                                   even_at, free_taps)  # fmt: skip
             if not special:
@@ -2408,7 +2359,7 @@ def _planar_loop(
                 _pitch_columns(x, taps, dims, u_from, u_from + b_hi - b_lo, columns, guard,
                                lanes, sortable_fill, want, positions)  # fmt: skip
                 if want:
-                    _flat_rows_argmax(columns, positions, column_of, y, words, u_from * OW,
+                    _flat_rows_argmax(columns, positions, column_of, y, indices, u_from * OW,
                                       (b_hi - b_lo) * OW, guard, held, sw, kw, dw, pw,
                                       sortable_fill, xa, evens, even_at,
                                       free_taps)  # fmt: skip
@@ -2575,7 +2526,8 @@ def _planar_loop(
             # that skip rows), each output row's own rows (a row pooled per window row
             # reading it). (Pooling the task's whole span, strides of 1024 on rows of 64
             # took 512x the rows and gigabytes of scratch.)
-            block = _rows_first_block(dims)[0]
+            cap_rows = max(1, ROWS_SCRATCH // OW)
+            block = max(1, (cap_rows - (kh - 1) * dh - 1) // sh + 1)
             for b_lo in range(oh_lo, oh_hi, block):
                 b_hi = min(b_lo + block, oh_hi)
                 s_lo, s_hi, n_read = H, 0, 0
@@ -2597,6 +2549,9 @@ def _planar_loop(
                         t_lo, t_hi = taps[0, 0, slot], taps[1, 0, slot]
                         r0, r_step = g_lo * sh - ph + t_lo * dh, dh
                         n_pool = max(0, t_hi - t_lo)
+                    if row_index.shape[0] < n_pool * OW:
+                        row_values = np.empty(n_pool * OW, dtype=x.dtype)
+                        row_index = np.empty(n_pool * OW, dtype=np.int64)
                     for i in range(n_pool):
                         r = r0 + i * r_step
                         va = i * OW

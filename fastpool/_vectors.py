@@ -8,9 +8,9 @@ every row, cost more than the work (3.4-4.7 ns a row of 16 float32 inside the ke
 same loads and stores as below, alone, 1.5-2 ns). numba compiles with LLVM's straight-line
 vectoriser off, so a loop of a constant 16 is unrolled to scalars instead. These intrinsics
 load each row's 16 items as one vector and store their maximum as one (AMD Zen 5, serial
-kernel, 3x3/2 on the workload's planes of 12x12 to 27x27, with _config.kernel's
-``counted=False``: float32 0.82-0.86 of the time, uint8 0.71-0.82, int8 0.61-0.73, float16
-0.70-0.77, float64 0.91-0.98).
+kernel, 3x3/2 on the workload's seven layers of 12x12 to 27x27 planes, float32: about 0.92
+of the time over the seven and 0.83-0.85 on 12x12 and 14x14, each version in its own
+process against onnxruntime; docs/measurements.md).
 
 Values are compared in their sortable form (see _ordering.to_sortable): 16-bit floats
 (uint16 bits) are made sortable as they are loaded, and the maxima are stored sortable, as

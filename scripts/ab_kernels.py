@@ -14,9 +14,14 @@ without a NAME), in --dtype (float32, float16, float64, uint8 or int8; default f
 batch sizes given (default 1): both outputs must be equal, then old and new are timed in
 alternating blocks (``_bench.time_blocks``, as ``bench`` times its peers; --blocks, default 9)
 and the medians printed, with new / old and its geometric mean over the cases. ``--indices``
-times the calls with Indices, ``--threads N`` runs on N of numba's threads. On a shared
-machine whose timings move from process to process, blocks alternating in one process are the
-fair comparison (docs/measurements.md). ``--quick``: short blocks, to check that it runs.
+times the calls with Indices, ``--threads N`` runs on N of numba's threads. ``--quick``: short
+blocks, to check that it runs.
+
+Not a fair comparison where the change is inside a kernel compiled on its own (one that
+another kernel calls, not inlined, such as ``_pitch_columns``): in the case checked
+(2026-12-05), both trees ran the code of the tree whose kernel was called first, and timed
+alike. Time such changes with each tree in its own process, pinned to one CPU, against a peer
+timed in the same process (docs/measurements.md, "Two trees in one process").
 """
 
 from __future__ import annotations

@@ -965,7 +965,7 @@ ROWS_FIRST = {
     # flat block rows without pitch rows (the dilated extra shape)
     "k3-d2-p2": ((1, 2, 56, 56), dict(kernel_shape=[3, 3], dilations=[2, 2], pads=[2, 2, 2, 2])),
     # rows of more than ROWS_SCRATCH / 2 windows: blocks of one output row, whose window
-    # rows outnumber ROWS_SCRATCH's rows (the scratch is sized for the larger)
+    # rows outnumber ROWS_SCRATCH's rows (the scratch grows to hold them)
     "wider-k3-d2": ((1, 1, 9, 33000), dict(kernel_shape=[3, 3], dilations=[2, 1])),
 }  # fmt: skip
 
