@@ -9,7 +9,7 @@ same loads and stores as below, alone, 1.5-2 ns). numba compiles with LLVM's str
 vectoriser off, so a loop of a constant 16 is unrolled to scalars instead. These intrinsics
 load each row's 16 items as one vector and store their maximum as one (AMD Zen 5, serial
 kernel, 3x3/2 on the workload's seven layers of 12x12 to 27x27 planes, float32: about 0.92
-of the time over the seven and 0.83-0.85 on 12x12 and 14x14, each version in its own
+of the time over the seven and 0.78-0.82 on 12x12 and 14x14, each version in its own
 process against onnxruntime; docs/measurements.md).
 
 Values are compared in their sortable form (see _ordering.to_sortable): 16-bit floats
