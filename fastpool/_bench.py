@@ -106,9 +106,10 @@ def _describe(shape, attrs) -> str:
     return " ".join(parts)
 
 
-def onnxruntime_session(op: str, attrs: dict, x: np.ndarray, outputs: int = 1):
-    """A call running one onnxruntime node on x (default CPU settings), or None when
-    onnxruntime (or onnx) is missing or has no kernel for the dtype or rank."""
+def onnxruntime_session(op: str, attrs: dict, x: np.ndarray, outputs: int = 1, threads: int = 0):
+    """A call running one onnxruntime node on x (default CPU settings; ``threads`` > 0 sets
+    its number of threads), or None when onnxruntime (or onnx) is missing or has no kernel
+    for the dtype or rank."""
     try:
         import onnxruntime
         from onnx import TensorProto, helper
@@ -133,8 +134,11 @@ def onnxruntime_session(op: str, attrs: dict, x: np.ndarray, outputs: int = 1):
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
     model.ir_version = 10
     try:
+        options = onnxruntime.SessionOptions()
+        if threads:
+            options.intra_op_num_threads = threads
         session = onnxruntime.InferenceSession(
-            model.SerializeToString(), providers=["CPUExecutionProvider"]
+            model.SerializeToString(), options, providers=["CPUExecutionProvider"]
         )
     except Exception:  # onnxruntime has no kernel for this op, dtype or rank
         return None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import pathlib
 import subprocess
 import sys
@@ -193,19 +194,45 @@ def test_extra_indices_script_one_shape():
 
 
 def test_ab_kernels_script_quick():
-    """scripts/ab_kernels.py (docs/measurements.md) runs with this tree as both versions: both
-    imported in one process, their outputs compared, the ratio reported."""
+    """scripts/ab_kernels.py (docs/measurements.md) runs with this tree as both versions, each
+    in processes of its own timed against onnxruntime: outputs compared, ratio reported."""
+    pytest.importorskip("onnxruntime")
+    root = str(pathlib.Path(__file__).parents[1])
+    done = _script("ab_kernels.py", root, root, "inception_v1 1x64x112x112", "--indices",
+                   "--quick")  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = done.stdout.splitlines()
+    assert len(lines) == 2, lines  # the one case and the geometric mean
+    assert lines[0].startswith("inception_v1 1x64x112x112"), lines
+    assert " onnxruntime " in lines[0] and " new/old " in lines[0], lines
+    assert lines[1].startswith("1 cases, geometric mean new/old "), lines
+    # two rounds, the trees' processes alternating, each pinned to one CPU
+    rounds = [line.split(" (")[0] for line in done.stderr.splitlines()
+              if line.startswith("round ")]  # fmt: skip
+    assert rounds == ["round 1/2: old", "round 1/2: new", "round 2/2: new", "round 2/2: old"]
+    assert all(line.endswith(f"CPUs [{sorted(os.sched_getaffinity(0))[-1]}]")
+               for line in done.stderr.splitlines() if line.startswith("round "))  # fmt: skip
+
+
+def test_ab_kernels_script_quick_same_process():
+    """scripts/ab_kernels.py --same-process: both trees imported into one process and timed
+    directly against each other."""
     root = str(pathlib.Path(__file__).parents[1])
     lines = _run_script("ab_kernels.py", root, root, "inception_v1 1x64x112x112", "--indices",
-                        "--quick")  # fmt: skip
-    assert len(lines) == 2, lines  # the one case and the geometric mean
+                        "--quick", "--same-process")  # fmt: skip
+    assert len(lines) == 2, lines
     assert lines[0].startswith("inception_v1 1x64x112x112") and "new/old" in lines[0], lines
+    assert " onnxruntime " not in lines[0], lines
     assert lines[1].startswith("1 cases, geometric mean new/old "), lines
 
 
-def test_ab_kernels_script_stops_on_different_outputs(tmp_path):
+@pytest.mark.parametrize("mode", [[], ["--same-process"]])
+def test_ab_kernels_script_stops_on_different_outputs(tmp_path, mode):
     """A version whose outputs differ from the other's stops the script with a message: the
-    two versions are really compared (here a stand-in max_pool that returns zeros)."""
+    two versions are really compared (here a stand-in max_pool that returns zeros), in their
+    own processes or in one."""
+    if not mode:
+        pytest.importorskip("onnxruntime")
     package = tmp_path / "fastpool"
     package.mkdir()
     (package / "__init__.py").write_text(
@@ -215,7 +242,8 @@ def test_ab_kernels_script_stops_on_different_outputs(tmp_path):
         "    return (y, np.zeros(1, dtype=np.int64)) if return_indices else y\n"
     )
     root = str(pathlib.Path(__file__).parents[1])
-    done = _script("ab_kernels.py", str(tmp_path), root, "inception_v1 1x64x112x112", "--quick")
+    done = _script("ab_kernels.py", str(tmp_path), root, "inception_v1 1x64x112x112", "--quick",
+                   *mode)  # fmt: skip
     assert done.returncode != 0
     assert "old and new differ on inception_v1 1x64x112x112" in done.stderr, done.stderr
     assert "Traceback" not in done.stderr, done.stderr
