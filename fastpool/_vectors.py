@@ -10,7 +10,8 @@ vectoriser off, so a loop of a constant 16 is unrolled to scalars instead. These
 load each row's 16 items as one vector and store their maximum as one (AMD Zen 5, serial
 kernel, 3x3/2 on the workload's seven layers of 12x12 to 27x27 planes, float32: about 0.92
 of the time over the seven and 0.78-0.82 on 12x12 and 14x14, each version in its own
-process against onnxruntime; docs/measurements.md).
+process against onnxruntime; the next session 0.89-0.98 on 12x12 to 14x14, and through the
+public call 0.95-0.98 there and none on 25x25 to 28x28; docs/measurements.md).
 
 Values are compared in their sortable form (see _ordering.to_sortable): 16-bit floats
 (uint16 bits) are made sortable as they are loaded, and the maxima are stored sortable, as
