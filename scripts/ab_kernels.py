@@ -15,13 +15,14 @@ float32), at the batch sizes given (default 1). ``--indices`` times the calls wi
 ``--quick``: two short rounds, to check that it runs.
 
 By default each tree runs in processes of its own, --rounds of them (default 4), the two trees'
-processes alternating (old new, new old, old new, ...). Each process is pinned to --threads CPUs
-(default 1, the last ones this process may use), numba runs on as many threads, and in it
-fastpool is timed against onnxruntime's values call on the same data with as many threads,
-in alternating blocks (``_bench.time_blocks``, --blocks of them, default 9). onnxruntime is
-the yardstick that takes out the machine's drift between processes: new/old is the ratio of
-the two trees' medians of fastpool / onnxruntime, and the range after it that of the rounds,
-each round's new process against its old one. The outputs of every process must be equal.
+processes alternating (old new, new old, old new, ...). Each process is pinned (on Linux) to
+--threads CPUs (default 1, the last ones this process may use), numba runs on as many
+threads, and in it fastpool is timed against onnxruntime's values call on the same data with
+as many threads, in alternating blocks (``_bench.time_blocks``, --blocks of them, default
+9). onnxruntime is the yardstick that takes out the machine's drift between processes:
+new/old is the ratio of the two trees' medians of fastpool / onnxruntime, and the range after
+it that of the rounds, each round's new process against its old one. The outputs of every
+process must be equal.
 
 ``--same-process``: both trees imported into this process, one after the other, and timed
 directly against each other in alternating blocks (--threads 0, the default there, leaves
@@ -111,8 +112,9 @@ def child(spec: dict) -> None:
         print(json.dumps(dict(name=name, digest=fingerprint, **seconds)), flush=True)
 
 
-def run_child(tree: pathlib.Path, spec: dict, cpus: list[int]) -> dict:
-    """The per-case results of one process of ``tree``, pinned to ``cpus``."""
+def run_child(tree: pathlib.Path, spec: dict, cpus: list[int] | None) -> dict:
+    """The per-case results of one process of ``tree``, pinned to ``cpus`` (None: not
+    pinned)."""
     env = dict(os.environ, NUMBA_NUM_THREADS=str(spec["threads"]),
                OMP_NUM_THREADS=str(spec["threads"]), OPENBLAS_NUM_THREADS="1")  # fmt: skip
     done = subprocess.run(
@@ -121,7 +123,8 @@ def run_child(tree: pathlib.Path, spec: dict, cpus: list[int]) -> dict:
         capture_output=True,
         text=True,
         env=env,
-        preexec_fn=lambda: os.sched_setaffinity(0, cpus),  # before any thread starts
+        # (pinned in the child before it runs anything, so every thread it starts inherits it)
+        preexec_fn=None if cpus is None else lambda: os.sched_setaffinity(0, cpus),
     )
     if done.returncode != 0:
         message = done.stderr.strip().splitlines()[-1:] or [f"exit {done.returncode}"]
@@ -134,10 +137,13 @@ def per_process(args, cases, parser) -> list[float]:
         raise SystemExit("ab_kernels.py: each tree is timed against onnxruntime, which is not "
                          "installed (--same-process needs no peer)")  # fmt: skip
     threads = args.threads or 1
-    allowed = sorted(os.sched_getaffinity(0))
-    if threads > len(allowed):
-        parser.error(f"--threads {threads}: this process may use {len(allowed)} CPUs")
-    cpus = allowed[-threads:]  # (the last ones: the first often takes the interrupts)
+    if hasattr(os, "sched_getaffinity"):
+        allowed = sorted(os.sched_getaffinity(0))
+        if threads > len(allowed):
+            parser.error(f"--threads {threads}: this process may use {len(allowed)} CPUs")
+        cpus = allowed[-threads:]  # (the last ones: the first often takes the interrupts)
+    else:  # (not Linux: no pinning)
+        cpus = None
     rounds, blocks, block_seconds = (
         (2, 2, 0.002) if args.quick else (args.rounds, args.blocks, 0.05)
     )
@@ -149,7 +155,7 @@ def per_process(args, cases, parser) -> list[float]:
     fingerprints: dict = {}
     for r in range(rounds):
         for label in ("old", "new") if r % 2 == 0 else ("new", "old"):
-            print(f"round {r + 1}/{rounds}: {label} ({trees[label]}), CPUs {cpus}",
+            print(f"round {r + 1}/{rounds}: {label} ({trees[label]}), CPUs {cpus or 'any'}",
                   file=sys.stderr, flush=True)  # fmt: skip
             rows = run_child(trees[label], spec, cpus)
             for case in cases:
