@@ -144,12 +144,10 @@ def per_process(args, cases, parser) -> list[float]:
         cpus = allowed[-threads:]  # (the last ones: the first often takes the interrupts)
     else:  # (not Linux: no pinning)
         cpus = None
-    rounds, blocks, block_seconds = (
-        (2, 2, 0.002) if args.quick else (args.rounds, args.blocks, 0.05)
-    )
+    rounds = args.rounds  # (two with --quick)
     spec = dict(cases=[[c.name, list(c.shape), c.attrs] for c in cases], dtype=args.dtype,
-                indices=args.indices, threads=threads, blocks=blocks,
-                block_seconds=block_seconds)  # fmt: skip
+                indices=args.indices, threads=threads, blocks=args.blocks,
+                block_seconds=args.block_seconds)  # fmt: skip
     trees = {"old": args.old_tree, "new": args.new_tree}
     results = {"old": [], "new": []}
     fingerprints: dict = {}
@@ -191,7 +189,6 @@ def same_process(args, cases, helpers) -> list[float]:
         numba.set_num_threads(args.threads)  # (raises for more threads than numba has)
     versions = {"old": load_fastpool(args.old_tree).max_pool,
                 "new": load_fastpool(args.new_tree).max_pool}  # fmt: skip
-    blocks, block_seconds = (2, 0.002) if args.quick else (args.blocks, 0.05)
     rng = np.random.default_rng(0)
     ratios = []
     for case in cases:
@@ -203,7 +200,7 @@ def same_process(args, cases, helpers) -> list[float]:
         for old_part, new_part in zip(old_out, new_out):
             if not np.array_equal(old_part, new_part, equal_nan=True):
                 raise SystemExit(f"ab_kernels.py: old and new differ on {case.name}")
-        seconds = helpers.time_blocks(calls, blocks=blocks, block_seconds=block_seconds)
+        seconds = helpers.time_blocks(calls, args.blocks, args.block_seconds)
         old_s, new_s = seconds["old"], seconds["new"]
         ratios.append(new_s / old_s)
         print(f"{case.name:50s} old {old_s * 1e6:9.1f} us  new {new_s * 1e6:9.1f} us  "
@@ -237,6 +234,9 @@ def main(argv):
         parser.error("--blocks and --rounds must be at least 1")
     if args.threads < 0:
         parser.error("--threads must be at least 1 (0: the default)")
+    # (--quick: two short rounds of two short blocks, in either mode)
+    args.rounds, args.blocks = (2, 2) if args.quick else (args.rounds, args.blocks)
+    args.block_seconds = 0.002 if args.quick else 0.05
     batches = [int(b) for b in args.batch.split(",")]
     helpers = workload_helpers()
     cases = [case for batch in batches
