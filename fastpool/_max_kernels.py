@@ -96,7 +96,7 @@ from fastpool._ordering import (
     wide_items,
 )
 from fastpool._prefetch import CACHE_LINE, prefetch
-from fastpool._vectors import LANES, max_of_2_rows, max_of_3_rows
+from fastpool._vectors import LANES, max_of_2_rows, max_of_3_rows, max_of_3_taps_stride_2
 
 # Indexing with unsigned integers spares numba's negative-index wraparound, which would
 # otherwise keep LLVM from vectorising the loops.
@@ -655,8 +655,6 @@ def max_pool_serial(
 # an int64 index each): a task's output rows go in blocks whose input rows fit, except
 # that one output row always fits.
 ROWS_SCRATCH = 1 << 16
-# _rows_3x3's pass down the columns runs on to a multiple of this many columns
-ROUND_UP = 8
 
 
 # int32 0, 1, 2, ...: a column's offset in a row of column maxima (see _pitch_columns).
@@ -2070,33 +2068,27 @@ def _repeat_period(table, period):
 
 
 @kernel(counted=False)
-def _rows_3x3(x, y, ra, row_step, ya, n, W, OW, pw, w_to, padded, evens, pairs):
+def _rows_3x3(x, y, ra, row_step, ya, n, W, OW, pw, padded):
     """Values of n output rows of 3x3 windows at stride 2 along the rows, undilated, all of
     whose taps lie inside the plane: output row i from input rows ra + i * row_step, + W
-    and + 2 * W, into y[ya + i * OW:]. Down the columns into padded[pw:pw + w_to] (w_to: W,
-    or more where the columns past the row are x's and no pad after the row is read, so
-    that the vector loop leaves no column one by one: 0.89-0.93 of the time on rows of 54
-    to 112, float32, AMD Zen 5); then along the row, each column pair's maximum and its
-    even column in one loop, and window o from pair o and even column o + 1 (reading
-    window o's three taps, LLVM gathered one of them: 1.15-1.3x the time). A function of
-    its own with no other loops: the same loops as a branch of the row-by-row path took
-    1.15-2.5x the time, their vector loops set up on every row or not made at all."""
+    and + 2 * W, into y[ya + i * OW:]. Rows of at least 16 columns and 16 windows. Down the
+    columns into padded[pw:pw + W], then along the row, each 16 columns or windows as one
+    vector (_vectors); a row's last 16, where it holds no multiple of 16, overlap the ones
+    before them, computed again (nothing is read past the row). A function of its own with
+    no other loops: the same loops as a branch of the row-by-row path took 1.15-2.5x the
+    time, their vector loops set up on every row or not made at all. (Before, LLVM's loops
+    over the row ran their 16-lane loop at most once on rows of up to 112 columns and left
+    the rest to 8-lane or scalar epilogues; they also went through two more buffers, a
+    column pair's maximum and its even column, as reading each window's three taps made
+    LLVM gather one of them.)"""
+    last_w, last_o = W - LANES, OW - LANES
     for _ in range(n):
-        for w in range(w_to):
-            a = to_sortable(x[_u(ra + w)])
-            b = to_sortable(x[_u(ra + W + w)])
-            a = b if b > a else a
-            b = to_sortable(x[_u(ra + 2 * W + w)])
-            padded[_u(pw + w)] = b if b > a else a
-        for k in range(OW + 1):
-            a = padded[_u(2 * k)]
-            b = padded[_u(2 * k + 1)]
-            evens[_u(k)] = a
-            pairs[_u(k)] = b if b > a else a
-        for o in range(OW):
-            a = pairs[_u(o)]
-            b = evens[_u(o + 1)]
-            y[_u(ya + o)] = from_sortable(b if b > a else a)
+        for w in range(0, last_w, LANES):
+            max_of_3_rows(x, ra + w, ra + W + w, ra + 2 * W + w, padded, pw + w)
+        max_of_3_rows(x, ra + last_w, ra + W + last_w, ra + 2 * W + last_w, padded, pw + last_w)
+        for o in range(0, last_o, LANES):
+            max_of_3_taps_stride_2(padded, 2 * o, y, ya + o)
+        max_of_3_taps_stride_2(padded, 2 * last_o, y, ya + last_o)
         ra += row_step
         ya += OW
 
@@ -2179,7 +2171,6 @@ def _planar_tasks(
     columns = np.empty(max(block_rows * max(W, pitch), group_planes * plane_values) + 2 * guard
                        + lanes, dtype=x.dtype)  # fmt: skip
     positions = np.empty(columns.shape[0] if want else 0, dtype=np.int32)
-    # (OW + 1 at least: _rows_3x3 uses it too)
     n_evens = max(group_planes * OH, block_rows, 1) * OW + 1 if sw == 2 or want else 0
     evens = np.empty(2 * n_evens if want else n_evens, dtype=x.dtype)
     even_at = np.empty(2 * n_evens if want else 0, dtype=np.int32)
@@ -2187,8 +2178,7 @@ def _planar_tasks(
     # tap t of a 3-row window is inside the plane for rows in [ph - t, H + ph - t)
     row_lo0, row_lo1 = np.int32(ph), np.int32(ph - 1)
     row_hi1, row_hi2 = np.int32(H + ph - 1), np.int32(H + ph - 2)
-    # (+ ROUND_UP: _rows_3x3 may write that many columns past a row)
-    padded = np.full(dims[P_ROW_LENGTH] + ROUND_UP, sortable_fill, dtype=x.dtype)
+    padded = np.full(dims[P_ROW_LENGTH], sortable_fill, dtype=x.dtype)
     row_acc = np.empty(OW, dtype=x.dtype)
     narrow_out = np.empty(max(block_rows, group_planes * H) * W + 8
                           if narrow_rows and not want else 0, dtype=x.dtype)  # fmt: skip
@@ -2409,17 +2399,11 @@ def _planar_tasks(
             # 3x3 windows at stride 2 along the rows: the rows whose windows lie inside the
             # plane through _rows_3x3, the others below
             in_lo, in_hi = oh_lo, oh_lo
-            if kh == 3 and dh == 1 and kw == 3 and dw == 1 and sw == 2:
+            if kh == 3 and dh == 1 and kw == 3 and dw == 1 and sw == 2 and OW >= LANES:
                 in_lo, in_hi = max(oh_lo, rows_lo), max(oh_lo, min(oh_hi, rows_hi))
             if in_lo < in_hi:
-                ra = xa + (in_lo * sh - ph) * W
-                last = ra + (in_hi - in_lo - 1) * sh * W
-                # (rounded up where no pad after the row is read and x holds the columns)
-                w_to = (W + ROUND_UP - 1) // ROUND_UP * ROUND_UP
-                if pw + W < dims[P_ROW_LENGTH] or last + 2 * W + w_to > x.shape[0]:
-                    w_to = W
-                _rows_3x3(x, y, ra, sh * W, (plane * OH + in_lo) * OW, in_hi - in_lo, W, OW,
-                          pw, w_to, padded, evens, pairs)  # fmt: skip
+                _rows_3x3(x, y, xa + (in_lo * sh - ph) * W, sh * W, (plane * OH + in_lo) * OW,
+                          in_hi - in_lo, W, OW, pw, padded)  # fmt: skip
             for oh in range(oh_lo, oh_hi):
                 if oh >= in_lo and oh < in_hi:
                     continue

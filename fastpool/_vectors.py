@@ -71,6 +71,55 @@ def _rows_max(context, builder, signature, args):
     return context.get_dummy_value()
 
 
+def _from_sortable(builder, dtype, vector):
+    """The inverse of the 16-bit floats' flip in _sortable_loads (other items are as they
+    are): a stored key with its top bit set was a positive number."""
+    if not (isinstance(dtype, types.Integer) and dtype.bitwidth == 16):
+        return vector
+    was_positive = builder.ashr(vector, ir.Constant(vector.type, 15))
+    flip = builder.or_(builder.and_(builder.not_(was_positive), ir.Constant(vector.type, 0x7FFF)),
+                       ir.Constant(vector.type, 0x8000))  # fmt: skip
+    return builder.xor(vector, flip)
+
+
+def _lane_indices(indices):
+    return ir.Constant(ir.VectorType(ir.IntType(32), LANES), list(indices))
+
+
+def _taps_3_stride_2(context, builder, signature, args):
+    columns_type, y_type = signature.args[0], signature.args[2]
+    columns, at, y, y_at = args
+    # columns at..at+15, at+16..at+31 and at+17..at+32: window i reads 2i, 2i + 1, 2i + 2
+    offsets = [at, builder.add(at, ir.Constant(at.type, LANES)),
+               builder.add(at, ir.Constant(at.type, LANES + 1))]  # fmt: skip
+    first, second, third = (builder.load(pointer, align=1)
+                            for pointer in _vectors_at(context, builder, columns_type, columns,
+                                                       offsets))  # fmt: skip
+    evens = builder.shuffle_vector(first, second, _lane_indices(range(0, 2 * LANES, 2)))
+    odds = builder.shuffle_vector(first, second, _lane_indices(range(1, 2 * LANES, 2)))
+    # the evens moved down one lane, and column at + 32 (third's last lane) after them
+    shifted = _lane_indices([*range(1, LANES), 2 * LANES - 1])
+    next_evens = builder.shuffle_vector(evens, third, shifted)
+    dtype = columns_type.dtype
+    best = builder.select(_greater(builder, dtype, odds, evens), odds, evens)
+    best = builder.select(_greater(builder, dtype, next_evens, best), next_evens, best)
+    (target,) = _vectors_at(context, builder, y_type, y, [y_at])
+    builder.store(_from_sortable(builder, dtype, best), target, align=1)
+    return context.get_dummy_value()
+
+
+@intrinsic
+def max_of_3_taps_stride_2(typingctx, columns, at, y, y_at):
+    """y[y_at + i] = the largest of columns[at + 2 * i + j], j < 3, for i < 16, from the
+    sortable form of columns (as _vectors keeps them) to y's values: 16 windows of 3 taps
+    at stride 2 along a row of column maxima, reading columns at..at + 32. No bounds are
+    checked: the caller's offsets lie inside. (LLVM's own loop over a row of 27 to 56 such
+    windows ran mostly in its scalar epilogue, see the module's docstring.)"""
+    if columns.dtype != y.dtype:
+        return None
+    return types.void(columns, at, y, y_at), _taps_3_stride_2
+
+
 @intrinsic
 def max_of_2_rows(typingctx, x, first, second, columns, at):
     """columns[at + i] = the larger of x[first + i] and x[second + i] (the first of equal
