@@ -1,4 +1,5 @@
-"""Explicit vectors of 16 items for the kernels' shortest loops down the columns.
+"""Explicit vectors of 16 items for the kernels' short loops over a row: down the columns
+of small planes and of 3x3/2 rows (_rows_3x3), and along those rows.
 
 On small planes the pass down the columns pools rows of 16 to 48 columns (_pitch_columns).
 LLVM vectorised its loop over a row only behind a run-time check that the row it writes
@@ -12,6 +13,11 @@ kernel, 3x3/2 on the workload's seven layers of 12x12 to 27x27 planes, float32: 
 of the time over the seven and 0.78-0.82 on 12x12 and 14x14, each version in its own
 process against onnxruntime; the next session 0.89-0.98 on 12x12 to 14x14, and through the
 public call 0.95-0.98 there and none on 25x25 to 28x28; docs/measurements.md).
+
+_rows_3x3 takes the same loads down the columns and a vector of 16 windows of 3 taps at
+stride 2 along the row (max_of_3_taps_stride_2): 0.77-0.91 of its time before on the 3x3/2
+layers of 55x55 to 112x112 planes (float32, batch 1, one thread, per process;
+docs/measurements.md).
 
 Values are compared in their sortable form (see _ordering.to_sortable): 16-bit floats
 (uint16 bits) are made sortable as they are loaded, and the maxima are stored sortable, as

@@ -692,13 +692,18 @@ def test_3x3_stride_2_on_rows_of_33_to_64(attrs, dtype, entry):
     without NaN, +-inf and -0.0, planes split between tasks, odd and even sizes, and a
     fused activation, against the reference."""
     attrs = dict(kernel_shape=[3, 3], strides=[2, 2], **attrs)
-    check_with_ties_and_relu(attrs, dtype, [(1, 3, 41, 47), (2, 2, 36, 33), (1, 2, 20, 64)])
+    # (4- and 8-byte items: 33 columns make 16 windows, one vector along the row; 63
+    # columns, 15 past a multiple of 16, and 31 windows, 15 past, overlap their last
+    # vectors most)
+    shapes = [(1, 3, 41, 47), (2, 2, 36, 33), (1, 2, 20, 64), (1, 2, 9, 63)]
+    check_with_ties_and_relu(attrs, dtype, shapes)
 
 
 # 3x3 windows at stride 2 along the rows, undilated, on rows too long for the flat
-# stretches: the rows whose windows lie inside the plane go through _rows_3x3, whose pass
-# down the columns runs on past the row into x where it may (no pad after the row read, x
-# long enough), the others row by row.
+# stretches: the rows whose windows lie inside the plane go through _rows_3x3, which takes
+# 16 columns or 16 windows a vector, a row's last 16 overlapping the ones before them
+# where the row holds no multiple of 16 (nothing read past the row), the others row by
+# row.
 ROWS_3X3_CASES = {
     "no-pads": dict(strides=[2, 2]),
     "pads-1": dict(strides=[2, 2], pads=[1, 1, 1, 1]),
@@ -712,15 +717,16 @@ ROWS_3X3_CASES = {
 @pytest.mark.parametrize("dtype", ALL_DTYPES, ids=DTYPE_IDS)
 @pytest.mark.parametrize("attrs", list(ROWS_3X3_CASES.values()), ids=list(ROWS_3X3_CASES))
 def test_3x3_stride_2_interior_rows(attrs, dtype, entry):
-    """Values of 3x3 windows at stride 2 along rows of 65 to 112 columns (odd widths: the
-    pass down the columns runs on into the next rows; even ones: it does not need to),
-    with pads before, after or both, ceil_mode (a pad after the row: no running on), and
-    stride 1 down the columns; many ties, with and without NaN, +-inf and -0.0 (also in
-    the rows read past a row's end), planes split between tasks, against the reference."""
+    """Values of 3x3 windows at stride 2 along rows of 65 to 112 columns: rows of 0, 1, 3,
+    7 and 15 columns past a multiple of 16, and of 0, 1, 3, 7 and 15 windows past one (no
+    pads; pads move them by one), which the last vectors of _rows_3x3 overlap; pads before,
+    after or both, ceil_mode (a window past the row's end), and stride 1 down the columns;
+    many ties, with and without NaN, +-inf and -0.0, planes split between tasks, against
+    the reference."""
     from fastpool._attrs import P_FLAT_ROWS, P_GROUP_VALUES
 
     attrs = dict(kernel_shape=[3, 3], **attrs)
-    shapes = [(1, 3, 11, 71), (2, 2, 9, 112), (1, 2, 8, 65)]
+    shapes = [(1, 3, 11, 71), (2, 2, 9, 112), (1, 2, 8, 65), (1, 1, 7, 95), (1, 2, 6, 67)]
     for shape in shapes:
         dims = _planar_dims(shape, [3, 3], attrs)
         assert dims[P_FLAT_ROWS] == 0 and dims[P_GROUP_VALUES] == 0, (shape, attrs)
