@@ -2076,11 +2076,11 @@ def _rows_3x3(x, y, ra, row_step, ya, n, W, OW, pw, padded):
     vector (_vectors); a row's last 16, where it holds no multiple of 16, overlap the ones
     before them, computed again (nothing is read past the row). A function of its own with
     no other loops: the same loops as a branch of the row-by-row path took 1.15-2.5x the
-    time, their vector loops set up on every row or not made at all. (Before, LLVM's loops
-    over the row ran their 16-lane loop at most once on rows of up to 112 columns and left
-    the rest to 8-lane or scalar epilogues; they also went through two more buffers, a
-    column pair's maximum and its even column, as reading each window's three taps made
-    LLVM gather one of them.)"""
+    time, their vector loops set up on every row or not made at all. (Before, the row went
+    through two more buffers, a column pair's maximum and its even column, as reading each
+    window's three taps made LLVM gather one of them; and LLVM's loops, which step 64 items
+    at a time as in _pitch_columns, probably left most of a row of up to 112 to their
+    narrower epilogues.)"""
     last_w, last_o = W - LANES, OW - LANES
     for _ in range(n):
         for w in range(0, last_w, LANES):

@@ -119,8 +119,8 @@ def max_of_3_taps_stride_2(typingctx, columns, at, y, y_at):
     """y[y_at + i] = the largest of columns[at + 2 * i + j], j < 3, for i < 16, from the
     sortable form of columns (as _vectors keeps them) to y's values: 16 windows of 3 taps
     at stride 2 along a row of column maxima, reading columns at..at + 32. No bounds are
-    checked: the caller's offsets lie inside. (LLVM's own loop over a row of 27 to 56 such
-    windows ran mostly in its scalar epilogue, see the module's docstring.)"""
+    checked: the caller's offsets lie inside. (With LLVM's own loops in both passes of _rows_3x3
+    instead of these vectors, the calls on 55x55 to 112x112 planes took 1.1-1.3x the time.)"""
     if columns.dtype != y.dtype:
         return None
     return types.void(columns, at, y, y_at), _taps_3_stride_2
