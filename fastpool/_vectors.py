@@ -40,20 +40,24 @@ def _vectors_at(context, builder, array_type, array, offsets):
     return [builder.bitcast(builder.gep(data, [at]), vector.as_pointer()) for at in offsets]
 
 
+def _sortable_flip(builder, dtype, vector, back=False):
+    """to_sortable's float-sorting trick on a vector of 16-bit floats' bits: flip the sign
+    bit of a positive number, every bit of a negative one; ``back`` (from_sortable): the
+    top bit of a key that has it set (a positive number), every bit of any other. Other
+    items are returned as they are."""
+    if not (isinstance(dtype, types.Integer) and dtype.bitwidth == 16):
+        return vector
+    top_set = builder.ashr(vector, ir.Constant(vector.type, 15))  # (all ones or zeros)
+    flip_all = builder.not_(top_set) if back else top_set
+    flip = builder.or_(builder.and_(flip_all, ir.Constant(vector.type, 0x7FFF)),
+                       ir.Constant(vector.type, 0x8000))  # fmt: skip
+    return builder.xor(vector, flip)
+
+
 def _sortable_loads(context, builder, array_type, array, offsets):
     """The 16 items at each offset of ``array`` as vectors, in their sortable form."""
-    loaded = []
-    for pointer in _vectors_at(context, builder, array_type, array, offsets):
-        vector = builder.load(pointer, align=1)
-        if isinstance(array_type.dtype, types.Integer) and array_type.dtype.bitwidth == 16:
-            # the float-sorting trick of to_sortable: flip the sign bit of a positive
-            # number, every bit of a negative one
-            negative = builder.ashr(vector, ir.Constant(vector.type, 15))
-            flip = builder.or_(builder.and_(negative, ir.Constant(vector.type, 0x7FFF)),
-                               ir.Constant(vector.type, 0x8000))  # fmt: skip
-            vector = builder.xor(vector, flip)
-        loaded.append(vector)
-    return loaded
+    return [_sortable_flip(builder, array_type.dtype, builder.load(pointer, align=1))
+            for pointer in _vectors_at(context, builder, array_type, array, offsets)]  # fmt: skip
 
 
 def _greater(builder, dtype, a, b):
@@ -75,17 +79,6 @@ def _rows_max(context, builder, signature, args):
     (target,) = _vectors_at(context, builder, columns_type, columns, [at])
     builder.store(best, target, align=1)
     return context.get_dummy_value()
-
-
-def _from_sortable(builder, dtype, vector):
-    """The inverse of the 16-bit floats' flip in _sortable_loads (other items are as they
-    are): a stored key with its top bit set was a positive number."""
-    if not (isinstance(dtype, types.Integer) and dtype.bitwidth == 16):
-        return vector
-    was_positive = builder.ashr(vector, ir.Constant(vector.type, 15))
-    flip = builder.or_(builder.and_(builder.not_(was_positive), ir.Constant(vector.type, 0x7FFF)),
-                       ir.Constant(vector.type, 0x8000))  # fmt: skip
-    return builder.xor(vector, flip)
 
 
 def _lane_indices(indices):
@@ -110,7 +103,7 @@ def _taps_3_stride_2(context, builder, signature, args):
     best = builder.select(_greater(builder, dtype, odds, evens), odds, evens)
     best = builder.select(_greater(builder, dtype, next_evens, best), next_evens, best)
     (target,) = _vectors_at(context, builder, y_type, y, [y_at])
-    builder.store(_from_sortable(builder, dtype, best), target, align=1)
+    builder.store(_sortable_flip(builder, dtype, best, back=True), target, align=1)
     return context.get_dummy_value()
 
 
