@@ -96,7 +96,13 @@ from fastpool._ordering import (
     wide_items,
 )
 from fastpool._prefetch import CACHE_LINE, prefetch
-from fastpool._vectors import LANES, max_of_2_rows, max_of_3_rows, max_of_3_taps_stride_2
+from fastpool._vectors import (
+    LANES,
+    max_of_2_rows,
+    max_of_3_rows,
+    max_of_3_rows_along,
+    max_of_3_taps_stride_2,
+)
 
 # Indexing with unsigned integers spares numba's negative-index wraparound, which would
 # otherwise keep LLVM from vectorising the loops.
@@ -2068,7 +2074,7 @@ def _repeat_period(table, period):
 
 
 @kernel(counted=False)
-def _rows_3x3(x, y, ra, row_step, ya, n, W, OW, pw, padded):
+def _rows_3x3(x, y, ra, row_step, ya, n, W, OW, pw, padded, seen):
     """Values of n output rows of 3x3 windows at stride 2 along the rows, undilated, all of
     whose taps lie inside the plane: output row i from input rows ra + i * row_step, + W
     and + 2 * W, into y[ya + i * OW:]. Rows of at least 16 columns and 16 windows. Down the
@@ -2081,11 +2087,9 @@ def _rows_3x3(x, y, ra, row_step, ya, n, W, OW, pw, padded):
     window's three taps made LLVM gather one of them; and LLVM's loops, which step 64 items
     at a time as in _pitch_columns, probably left most of a row of up to 112 to their
     narrower epilogues.)"""
-    last_w, last_o = W - LANES, OW - LANES
+    last_o = OW - LANES
     for _ in range(n):
-        for w in range(0, last_w, LANES):
-            max_of_3_rows(x, ra + w, ra + W + w, ra + 2 * W + w, padded, pw + w)
-        max_of_3_rows(x, ra + last_w, ra + W + last_w, ra + 2 * W + last_w, padded, pw + last_w)
+        max_of_3_rows_along(x, ra, W, padded, pw, seen)
         for o in range(0, last_o, LANES):
             max_of_3_taps_stride_2(padded, 2 * o, y, ya + o)
         max_of_3_taps_stride_2(padded, 2 * last_o, y, ya + last_o)
@@ -2179,6 +2183,9 @@ def _planar_tasks(
     row_lo0, row_lo1 = np.int32(ph), np.int32(ph - 1)
     row_hi1, row_hi2 = np.int32(H + ph - 1), np.int32(H + ph - 2)
     padded = np.full(dims[P_ROW_LENGTH], sortable_fill, dtype=x.dtype)
+    # the lanes into which _rows_3x3 folds the check of the rows it reads (see
+    # max_of_3_rows_along; empty: no check)
+    seen = np.empty(2 * LANES if special_mask != 0 else 0, dtype=bits.dtype)
     row_acc = np.empty(OW, dtype=x.dtype)
     narrow_out = np.empty(max(block_rows, group_planes * H) * W + 8
                           if narrow_rows and not want else 0, dtype=x.dtype)  # fmt: skip
@@ -2329,7 +2336,9 @@ def _planar_tasks(
                 r_hi = max(r_hi, oh * sh - ph + (taps[1, 0, slot] - 1) * dh + 1)
         r_hi = max(r_lo, r_hi)
         xa = plane * H * W
-        # (checked for NaN and -0.0 after the pooling, below)
+        # (checked for NaN and -0.0 after the pooling, below; rows seen_lo..seen_hi-1 by
+        # _rows_3x3 as it pools them, into the lanes of seen)
+        seen_lo, seen_hi = 0, 0
         if want and window_pairs:
             _pair_windows(x, y, indices, dims, taps, inf_bits, fill, plane, oh_lo, oh_hi)
 
@@ -2402,8 +2411,16 @@ def _planar_tasks(
             if kh == 3 and dh == 1 and kw == 3 and dw == 1 and sw == 2 and OW >= LANES:
                 in_lo, in_hi = max(oh_lo, rows_lo), max(oh_lo, min(oh_hi, rows_hi))
             if in_lo < in_hi:
+                # at stride 2 down the columns too, the first two rows of each window are
+                # the rows from the first window's on, each once: those it checks
+                check = sh == 2 and seen.shape[0] > 0
+                if check:
+                    seen_lo, seen_hi = 2 * in_lo - ph, 2 * in_hi - ph
+                    for lane in range(LANES):
+                        seen[lane] = 0
+                        seen[LANES + lane] = special_inf
                 _rows_3x3(x, y, xa + (in_lo * sh - ph) * W, sh * W, (plane * OH + in_lo) * OW,
-                          in_hi - in_lo, W, OW, pw, padded)  # fmt: skip
+                          in_hi - in_lo, W, OW, pw, padded, seen if check else seen[:0])  # fmt: skip
             for oh in range(oh_lo, oh_hi):
                 if oh >= in_lo and oh < in_hi:
                     continue
@@ -2667,10 +2684,20 @@ def _planar_tasks(
         # of 54x54 to 224x224 planes that take these tasks or _window_task, float32, batch
         # 1, AVX2 AMD EPYC (Zen 3), 2026-12-04; values unchanged, 1.015). A NaN has the
         # task redone window by window.
-        nan, negative_zero = False, False
-        if special_mask != 0 and r_lo < r_hi:
-            nan, negative_zero = _specials_held(bits, xa + r_lo * W, xa + r_hi * W,
-                                                special_mask, special_inf)  # fmt: skip
+        flags = 0
+        if special_mask != 0 and seen_lo < seen_hi:
+            # (the lanes' smallest patterns start at +inf's, whose magnitude is no NaN)
+            flags = _special_flags(seen, 0, 2 * LANES, special_mask, special_inf)
+            if r_lo < seen_lo:
+                flags |= _special_flags(bits, xa + r_lo * W, xa + seen_lo * W, special_mask,
+                                        special_inf)  # fmt: skip
+            if seen_hi < r_hi:
+                flags |= _special_flags(bits, xa + seen_hi * W, xa + r_hi * W, special_mask,
+                                        special_inf)  # fmt: skip
+        elif special_mask != 0 and r_lo < r_hi:
+            flags = _special_flags(bits, xa + r_lo * W, xa + r_hi * W, special_mask,
+                                   special_inf)  # fmt: skip
+        nan, negative_zero = (flags & HOLDS_NAN) != 0, (flags & HOLDS_NEGATIVE_ZERO) != 0
         if nan:
             _rows_exact(x, y, indices, want, dims, taps, inf_bits, fill, plane, oh_lo, oh_hi)
         elif negative_zero:

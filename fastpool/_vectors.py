@@ -28,6 +28,7 @@ apart).
 
 from llvmlite import ir
 from numba import types
+from numba.core import cgutils
 from numba.extending import intrinsic
 
 LANES = 16
@@ -131,3 +132,91 @@ def max_of_3_rows(typingctx, x, first, second, third, columns, at):
     """columns[at + i] = the largest of x[first + i], x[second + i], x[third + i], as
     max_of_2_rows."""
     return types.void(x, first, second, third, columns, at), _rows_max
+
+
+def _fold_specials(builder, raw, largest, smallest):
+    """largest and smallest (vectors of signed integers) updated with the raw bits of 16
+    floats: the largest magnitude and the smallest bit pattern of each lane, as
+    _max_kernels._held keeps them one value at a time."""
+    vector = largest.type
+    bits = builder.bitcast(raw, vector)
+    width = vector.element.width
+    magnitude = builder.and_(bits, ir.Constant(vector, (1 << (width - 1)) - 1))
+    largest = builder.select(builder.icmp_signed(">", magnitude, largest), magnitude, largest)
+    smallest = builder.select(builder.icmp_signed("<", bits, smallest), bits, smallest)
+    return largest, smallest
+
+
+def _rows_along(context, builder, signature, args):
+    x_type, _, _, columns_type, _, held_type = signature.args
+    x, first, width, columns, at, held = (
+        context.cast(builder, value, type_, types.intp) if isinstance(type_, types.Integer)
+        else value for value, type_ in zip(args, signature.args))  # fmt: skip
+    dtype = x_type.dtype
+    sixteen = ir.Constant(first.type, LANES)
+
+    def columns_at(w, check):
+        """columns[at + w:][:16] from rows first, first + width and first + 2 * width at
+        column w; with check, the raw bits of the first two folded into the held lanes."""
+        offsets = [builder.add(first, w), builder.add(builder.add(first, width), w),
+                   builder.add(builder.add(first, builder.add(width, width)), w)]  # fmt: skip
+        raw = [builder.load(pointer, align=1)
+               for pointer in _vectors_at(context, builder, x_type, x, offsets)]  # fmt: skip
+        rows = [_sortable_flip(builder, dtype, row) for row in raw]
+        best = rows[0]
+        for row in rows[1:]:
+            best = builder.select(_greater(builder, dtype, row, best), row, best)
+        (target,) = _vectors_at(context, builder, columns_type, columns, [builder.add(at, w)])
+        builder.store(best, target, align=1)
+        if check:
+            largest, smallest = builder.load(held_lanes[0]), builder.load(held_lanes[1])
+            for row in raw[:2]:
+                largest, smallest = _fold_specials(builder, row, largest, smallest)
+            builder.store(largest, held_lanes[0])
+            builder.store(smallest, held_lanes[1])
+
+    def row(check):
+        # the columns 16 at a time; the last 16, where width holds no multiple of 16,
+        # overlapping the ones before them
+        last = builder.sub(width, sixteen)
+        steps = builder.sdiv(builder.add(last, ir.Constant(last.type, LANES - 1)), sixteen)
+        with cgutils.for_range(builder, steps) as loop:
+            columns_at(builder.mul(loop.index, sixteen), check)
+        columns_at(last, check)
+
+    held_lanes = []
+    if isinstance(dtype, types.Integer) and dtype.bitwidth == 8:
+        row(False)  # (integers hold no NaN or -0.0)
+        return context.get_dummy_value()
+    # the held lanes in registers while the row is pooled (allocas that LLVM promotes)
+    stored = _vectors_at(context, builder, held_type, held,
+                         [ir.Constant(first.type, 0), sixteen])  # fmt: skip
+    n_held = builder.extract_value(context.make_array(held_type)(context, builder, held).shape, 0)
+    with builder.if_else(builder.icmp_signed(">", n_held, ir.Constant(n_held.type, 0))) as (
+            checked, unchecked):  # fmt: skip
+        with checked:
+            vector = stored[0].type.pointee
+            held_lanes = [cgutils.alloca_once(builder, vector) for _ in range(2)]
+            for lanes, pointer in zip(held_lanes, stored):
+                builder.store(builder.load(pointer, align=1), lanes)
+            row(True)
+            for lanes, pointer in zip(held_lanes, stored):
+                builder.store(builder.load(lanes), pointer, align=1)
+        with unchecked:
+            row(False)
+    return context.get_dummy_value()
+
+
+@intrinsic
+def max_of_3_rows_along(typingctx, x, first, width, columns, at, held):
+    """max_of_3_rows over a whole row of ``width`` (at least 16) columns: columns[at + w] =
+    the largest of x[first + w], x[first + width + w] and x[first + 2 * width + w], sortable,
+    16 columns at a time, the last 16 overlapping the ones before them where width holds no
+    multiple of 16. Where ``held`` (signed integers of the floats' width) has items, the
+    raw bits of the first two rows are folded into its two vectors of 16 lanes as they are
+    loaded: held[i] the largest magnitude (bits & the type's maximum), held[16 + i] the
+    smallest bit pattern seen in lane i, so that the check for NaN and -0.0 need not read
+    those rows again. No bounds are checked: the caller's offsets lie inside."""
+    if held.dtype.bitwidth != x.dtype.bitwidth:
+        return None
+    return types.void(x, first, width, columns, at, held), _rows_along

@@ -733,6 +733,49 @@ def test_3x3_stride_2_interior_rows(attrs, dtype, entry):
     check_with_ties_and_relu(attrs, dtype, shapes)
 
 
+def one_special_per_plane(shape, dtype, positions, special):
+    """Planes of ``shape`` (H, W), one per (row, column) of ``positions``, each holding one
+    special there and nothing else special: a NaN (either sign), or, in data that is
+    otherwise negative, a -0.0 there and a +0.0 after it in row-major order in a window
+    they share (one row down and one column back, or in the last row the next column),
+    which a pass that missed the -0.0 would get wrong."""
+    H, W = shape
+    rng = np.random.default_rng(len(positions))
+    x = -rng.choice(np.array([1.0, 2.0, 3.0, 4.5]), size=(1, len(positions), H, W))
+    if special != "zeros":
+        x[...] = make_input(x.shape, np.float32, specials=False, negative_zero=False)
+    x = x.astype(np.float32).astype(dtype)
+    for plane, (r, c) in enumerate(positions):
+        if special == "zeros":
+            x[0, plane, r, c] = -0.0
+            after = (r + 1, c - 1) if r + 1 < H and c > 0 else (r, c + 1)
+            x[(0, plane, *after)] = 0.0
+        else:
+            x[0, plane, r, c] = np.copysign(np.nan, -1.0 if special == "nan-" else 1.0)
+    return x
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=[d.name for d in FLOAT_DTYPES])
+@pytest.mark.parametrize("attrs", list(ROWS_3X3_CASES.values()), ids=list(ROWS_3X3_CASES))
+def test_3x3_stride_2_rows_check_every_row(attrs, dtype, entry):
+    """_rows_3x3 checks the first two rows of each window for NaN and -0.0 as it pools them
+    (at stride 2 down the columns); the task's other rows are checked after. A special in
+    any row, at columns at both ends of the rows' vectors of 16 (the last overlapping the
+    ones before), is found: one special per plane, whole planes a task, and one plane
+    split between tasks, against the reference."""
+    attrs = dict(kernel_shape=[3, 3], **attrs)
+    for H, W in ((11, 71), (8, 112)):
+        columns = sorted({0, 1, 15, 16, 17, W - 17, W - 16, W - 2, W - 1})
+        positions = [(r, c) for r in range(H) for c in columns if (r, c) != (H - 1, W - 1)]
+        for special in ("nan+", "nan-", "zeros"):
+            x = one_special_per_plane((H, W), dtype, positions, special)
+            expected = ref_max_pool_values(x, **attrs)
+            assert_identical(fastpool.max_pool(x, **attrs), expected)
+            for plane in range(0, len(positions), len(columns) - 1):
+                one = np.ascontiguousarray(x[:, plane:plane + 1])
+                assert_identical(fastpool.max_pool(one, **attrs), expected[:, plane:plane + 1])
+
+
 # Values through rows of pitch column maxima on small planes (groups of planes) and on rows
 # of up to 64 (plane by plane): the pass down the columns takes each output row's 16, 32 or
 # 48 columns as vectors of 16 (_vectors), with a column past the pitch folded into the last
