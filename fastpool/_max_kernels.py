@@ -2076,17 +2076,18 @@ def _repeat_period(table, period):
 @kernel(counted=False)
 def _rows_3x3(x, y, ra, row_step, ya, n, W, OW, pw, padded, seen):
     """Values of n output rows of 3x3 windows at stride 2 along the rows, undilated, all of
-    whose taps lie inside the plane: output row i from input rows ra + i * row_step, + W
-    and + 2 * W, into y[ya + i * OW:]. Rows of at least 16 columns and 16 windows. Down the
+    whose taps lie inside the plane: output row i from input rows ra + i * row_step, + W and
+    + 2 * W, into y[ya + i * OW:]. Rows of at least 16 columns and 16 windows. Down the
     columns into padded[pw:pw + W], then along the row, each 16 columns or windows as one
     vector (_vectors); a row's last 16, where it holds no multiple of 16, overlap the ones
-    before them, computed again (nothing is read past the row). A function of its own with
-    no other loops: the same loops as a branch of the row-by-row path took 1.15-2.5x the
-    time, their vector loops set up on every row or not made at all. (Before, the row went
-    through two more buffers, a column pair's maximum and its even column, as reading each
-    window's three taps made LLVM gather one of them; and LLVM's loops, which step 64 items
-    at a time as in _pitch_columns, probably left most of a row of up to 112 to their
-    narrower epilogues.)"""
+    before them, computed again (nothing is read past the row). Where ``seen`` has items,
+    the first two rows of each window are checked for NaN and -0.0 into its lanes as they
+    are loaded (max_of_3_rows_along). A function of its own with no other loops: the same
+    loops as a branch of the row-by-row path took 1.15-2.5x the time, their vector loops set
+    up on every row or not made at all. (Before, the row went through two more buffers, a
+    column pair's maximum and its even column, as reading each window's three taps made LLVM
+    gather one of them; and LLVM's loops, which step 64 items at a time as in
+    _pitch_columns, probably left most of a row of up to 112 to their narrower epilogues.)"""
     last_o = OW - LANES
     for _ in range(n):
         max_of_3_rows_along(x, ra, W, padded, pw, seen)
@@ -2419,8 +2420,9 @@ def _planar_tasks(
                     for lane in range(LANES):
                         seen[lane] = 0
                         seen[LANES + lane] = special_inf
+                lanes_checked = seen if check else seen[:0]
                 _rows_3x3(x, y, xa + (in_lo * sh - ph) * W, sh * W, (plane * OH + in_lo) * OW,
-                          in_hi - in_lo, W, OW, pw, padded, seen if check else seen[:0])  # fmt: skip
+                          in_hi - in_lo, W, OW, pw, padded, lanes_checked)  # fmt: skip
             for oh in range(oh_lo, oh_hi):
                 if oh >= in_lo and oh < in_hi:
                     continue
@@ -2683,7 +2685,10 @@ def _planar_tasks(
         # Indices 0.92-0.94 of that time, geometric means of two runs, on the 14 CNN layers
         # of 54x54 to 224x224 planes that take these tasks or _window_task, float32, batch
         # 1, AVX2 AMD EPYC (Zen 3), 2026-12-04; values unchanged, 1.015). A NaN has the
-        # task redone window by window.
+        # task redone window by window. The rows _rows_3x3 checked as it pooled them are
+        # not read again (the check, reading them again, was 14-15% of the kernel's time
+        # on the 3x3/2 layers of 54x54 and 55x55 planes and 22-25% on 112x112 ones, float32,
+        # one thread, AMD Zen 5, 2026-12-06).
         flags = 0
         if special_mask != 0 and seen_lo < seen_hi:
             # (the lanes' smallest patterns start at +inf's, whose magnitude is no NaN)

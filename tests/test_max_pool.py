@@ -772,8 +772,8 @@ def test_3x3_stride_2_rows_check_every_row(attrs, dtype, entry):
             expected = ref_max_pool_values(x, **attrs)
             assert_identical(fastpool.max_pool(x, **attrs), expected)
             for plane in range(0, len(positions), len(columns) - 1):
-                one = np.ascontiguousarray(x[:, plane:plane + 1])
-                assert_identical(fastpool.max_pool(one, **attrs), expected[:, plane:plane + 1])
+                one = np.ascontiguousarray(x[:, plane : plane + 1])
+                assert_identical(fastpool.max_pool(one, **attrs), expected[:, plane : plane + 1])
 
 
 # Values through rows of pitch column maxima on small planes (groups of planes) and on rows
