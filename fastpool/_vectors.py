@@ -17,7 +17,10 @@ public call 0.95-0.98 there and none on 25x25 to 28x28; docs/measurements.md).
 _rows_3x3 takes the same loads down the columns and a vector of 16 windows of 3 taps at
 stride 2 along the row (max_of_3_taps_stride_2): 0.77-0.91 of its time before on the 3x3/2
 layers of 55x55 to 112x112 planes (float32, batch 1, one thread, per process;
-docs/measurements.md).
+docs/measurements.md). Its pass down the columns is one loop a row inside the intrinsic
+(max_of_3_rows_along), which also checks the first two rows of each window for NaN and
+-0.0 as it loads them, in two vectors of lanes kept in registers: the check read them
+again after the pooling, 14-25% of the kernel's time on those layers.
 
 Values are compared in their sortable form (see _ordering.to_sortable): 16-bit floats
 (uint16 bits) are made sortable as they are loaded, and the maxima are stored sortable, as
