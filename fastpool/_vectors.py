@@ -58,12 +58,6 @@ def _sortable_flip(builder, dtype, vector, back=False):
     return builder.xor(vector, flip)
 
 
-def _sortable_loads(context, builder, array_type, array, offsets):
-    """The 16 items at each offset of ``array`` as vectors, in their sortable form."""
-    return [_sortable_flip(builder, array_type.dtype, builder.load(pointer, align=1))
-            for pointer in _vectors_at(context, builder, array_type, array, offsets)]  # fmt: skip
-
-
 def _greater(builder, dtype, a, b):
     if isinstance(dtype, types.Float):
         return builder.fcmp_ordered(">", a, b)
@@ -73,15 +67,23 @@ def _greater(builder, dtype, a, b):
     return builder.icmp_unsigned(">", a, b)
 
 
-def _rows_max(context, builder, signature, args):
-    x_type, columns_type = signature.args[0], signature.args[-2]
-    x, columns, at = args[0], args[-2], args[-1]
-    rows = _sortable_loads(context, builder, x_type, x, args[1:-2])
+def _store_largest(context, builder, x_type, x, offsets, columns_type, columns, at):
+    """columns[at:][:16] = the largest of x's 16 items at each offset (the first of equal
+    ones), sortable; returns the vectors as loaded, before the 16-bit floats' flip."""
+    raw = [builder.load(pointer, align=1)
+           for pointer in _vectors_at(context, builder, x_type, x, offsets)]  # fmt: skip
+    rows = [_sortable_flip(builder, x_type.dtype, row) for row in raw]
     best = rows[0]
     for row in rows[1:]:
         best = builder.select(_greater(builder, x_type.dtype, row, best), row, best)
     (target,) = _vectors_at(context, builder, columns_type, columns, [at])
     builder.store(best, target, align=1)
+    return raw
+
+
+def _rows_max(context, builder, signature, args):
+    _store_largest(context, builder, signature.args[0], args[0], args[1:-2],
+                   signature.args[-2], args[-2], args[-1])  # fmt: skip
     return context.get_dummy_value()
 
 
@@ -163,14 +165,8 @@ def _rows_along(context, builder, signature, args):
         column w; with check, the raw bits of the first two folded into the held lanes."""
         offsets = [builder.add(first, w), builder.add(builder.add(first, width), w),
                    builder.add(builder.add(first, builder.add(width, width)), w)]  # fmt: skip
-        raw = [builder.load(pointer, align=1)
-               for pointer in _vectors_at(context, builder, x_type, x, offsets)]  # fmt: skip
-        rows = [_sortable_flip(builder, dtype, row) for row in raw]
-        best = rows[0]
-        for row in rows[1:]:
-            best = builder.select(_greater(builder, dtype, row, best), row, best)
-        (target,) = _vectors_at(context, builder, columns_type, columns, [builder.add(at, w)])
-        builder.store(best, target, align=1)
+        raw = _store_largest(context, builder, x_type, x, offsets, columns_type, columns,
+                             builder.add(at, w))  # fmt: skip
         if check:
             largest, smallest = builder.load(held_lanes[0]), builder.load(held_lanes[1])
             for row in raw[:2]:
