@@ -99,6 +99,7 @@ from fastpool._prefetch import CACHE_LINE, prefetch
 from fastpool._vectors import (
     LANES,
     max_of_2_rows,
+    max_of_2_rows_along,
     max_of_3_rows,
     max_of_3_rows_along,
     max_of_3_taps_stride_2,
@@ -829,7 +830,7 @@ def _fold(x, at, W, n_rows, columns, ca):
 
 @kernel(counted=False)
 def _pitch_columns(
-    x, taps, dims, u_from, u_to, columns, guard, lanes, sortable_fill, want, positions
+    x, taps, dims, u_from, u_to, columns, guard, lanes, sortable_fill, want, positions, seen
 ):  # fmt: skip
     """The pass down the columns for a row pass over rows of ``pitch`` column maxima:
     output rows u_from..u_to-1 (row u = p * OH + oh: row oh of plane p) into
@@ -845,7 +846,13 @@ def _pitch_columns(
     that 64-bit index and computed it in 64-bit lanes, packing each vector to store it.
     Read from a table it stays in 32-bit lanes, and from a constant one, which no store
     can overlap, without a run-time check that would keep rows of 16 columns from the
-    vector loop.)"""
+    vector loop.)
+
+    Where ``seen`` has items (2x2 values on rows of at least 16 held columns), the rows
+    whose two taps are inside the plane are pooled a row at a time by
+    max_of_2_rows_along, which checks both rows for NaN and -0.0 into the lanes of
+    ``seen`` as it loads them; it writes only the held columns, so nothing is read past
+    a row."""
     H, W, OH = dims[P_H], dims[P_W], dims[P_OH]
     kh, sh, dh, ph = dims[P_KH], dims[P_SH], dims[P_DH], dims[P_PH]
     pitch, held, fold = dims[P_PITCH], dims[P_HELD], dims[P_FOLD] != 0
@@ -884,8 +891,11 @@ def _pitch_columns(
             # 12x12 to 28x28 planes took 1.05-1.17x, and Indices gained little)
             across = every_row_full and (plane_gap == 0 or (kh == 3 and not want))
             u_hi = u_to if across else min(u_to, u + full_hi - oh)
-            # (not the rows whose vectors would read past the input)
-            u_hi = max(u, min(u_hi, u_safe))
+            # (not the rows whose vectors would read past the input; the checking loop
+            # reads none)
+            checking = kh == 2 and not want and seen.shape[0] > 0
+            if not checking:
+                u_hi = max(u, min(u_hi, u_safe))
             plane_row = oh  # (of the row at ra)
             ca = guard + (u - u_from) * pitch
             if want and kh == 3:
@@ -942,6 +952,11 @@ def _pitch_columns(
                     if plane_row == OH:
                         ra += plane_gap
                         plane_row = 0
+            elif checking:
+                for _ in range(u, u_hi):
+                    max_of_2_rows_along(x, ra, W, held, columns, ca, seen)
+                    ra += sh * W
+                    ca += pitch
             else:
                 for _ in range(u, u_hi):
                     max_of_2_rows(x, ra, ra + W, columns, ca)
@@ -2090,7 +2105,7 @@ def _rows_3x3(x, y, ra, row_step, ya, n, W, OW, pw, padded, seen):
     _pitch_columns, probably left most of a row of up to 112 to their narrower epilogues.)"""
     last_o = OW - LANES
     for _ in range(n):
-        max_of_3_rows_along(x, ra, W, padded, pw, seen)
+        max_of_3_rows_along(x, ra, W, W, padded, pw, seen)
         for o in range(0, last_o, LANES):
             max_of_3_taps_stride_2(padded, 2 * o, y, ya + o)
         max_of_3_taps_stride_2(padded, 2 * last_o, y, ya + last_o)
@@ -2184,9 +2199,15 @@ def _planar_tasks(
     row_lo0, row_lo1 = np.int32(ph), np.int32(ph - 1)
     row_hi1, row_hi2 = np.int32(H + ph - 1), np.int32(H + ph - 2)
     padded = np.full(dims[P_ROW_LENGTH], sortable_fill, dtype=x.dtype)
-    # the lanes into which _rows_3x3 folds the check of the rows it reads (see
-    # max_of_3_rows_along; empty: no check)
+    # the lanes into which the passes down the columns fold the check of the rows they
+    # read (see max_of_2_rows_along; empty: no check), where they do: values at stride 2
+    # down the columns, undilated, 2x2 windows on rows of at least 16 (of held columns,
+    # on the rows of pitch column maxima) and 3x3 ones through _rows_3x3
     seen = np.empty(2 * LANES if special_mask != 0 else 0, dtype=bits.dtype)
+    takes_rows_3x3 = kh == 3 and dh == 1 and kw == 3 and dw == 1 and sw == 2 and OW >= LANES
+    folds_check = seen.shape[0] > 0 and not want and sh == 2 and dh == 1 and (
+        (kh == 2 and (held if pitch_rows else W) >= LANES) or (kh == 3 and takes_rows_3x3
+                                                               and not pitch_rows))  # fmt: skip
     row_acc = np.empty(OW, dtype=x.dtype)
     narrow_out = np.empty(max(block_rows, group_planes * H) * W + 8
                           if narrow_rows and not want else 0, dtype=x.dtype)  # fmt: skip
@@ -2221,7 +2242,7 @@ def _planar_tasks(
             elif not special and not flat_columns:
                 # 1. down the columns, output row by output row
                 _pitch_columns(x, taps, dims, task * OH, g_to * OH, columns, guard, lanes,
-                               sortable_fill, want, positions)  # fmt: skip
+                               sortable_fill, want, positions, seen[:0])  # fmt: skip
             elif not special:
                 # 1. down the columns, into columns[guard + i]; tap t of element i reads
                 # x[ga + i + (t * dh - ph) * W]. Where that lies outside x (only at its
@@ -2337,9 +2358,19 @@ def _planar_tasks(
                 r_hi = max(r_hi, oh * sh - ph + (taps[1, 0, slot] - 1) * dh + 1)
         r_hi = max(r_lo, r_hi)
         xa = plane * H * W
-        # (checked for NaN and -0.0 after the pooling, below; rows seen_lo..seen_hi-1 by
-        # _rows_3x3 as it pools them, into the lanes of seen)
-        seen_lo, seen_hi = 0, 0
+        # the task's output rows whose taps are all inside the plane
+        in_lo, in_hi = max(oh_lo, rows_lo), max(oh_lo, min(oh_hi, rows_hi))
+        # Checked for NaN and -0.0 after the pooling (below), but for rows seen_lo to
+        # seen_hi - 1, which the pass down the columns checks as it loads them into the
+        # lanes of seen: at stride 2 down the columns, the first two rows of each of those
+        # rows' windows are the rows from the first one's on, each once.
+        seen_lo, seen_hi = r_lo, r_lo
+        if folds_check and in_lo < in_hi:
+            seen_lo, seen_hi = 2 * in_lo - ph, 2 * in_hi - ph
+            for lane in range(LANES):
+                seen[lane] = 0
+                seen[LANES + lane] = special_inf
+        checked = seen if seen_lo < seen_hi else seen[:0]
         if want and window_pairs:
             _pair_windows(x, y, indices, dims, taps, inf_bits, fill, plane, oh_lo, oh_hi)
 
@@ -2357,7 +2388,7 @@ def _planar_tasks(
                 b_hi = min(b_lo + block_rows, oh_hi)
                 u_from = plane * OH + b_lo
                 _pitch_columns(x, taps, dims, u_from, u_from + b_hi - b_lo, columns, guard,
-                               lanes, sortable_fill, want, positions)  # fmt: skip
+                               lanes, sortable_fill, want, positions, checked)  # fmt: skip
                 if want:
                     _flat_rows_argmax(columns, positions, column_of, y, indices, u_from * OW,
                                       (b_hi - b_lo) * OW, guard, held, sw, kw, dw, pw,
@@ -2408,21 +2439,11 @@ def _planar_tasks(
         elif not want:
             # 3x3 windows at stride 2 along the rows: the rows whose windows lie inside the
             # plane through _rows_3x3, the others below
-            in_lo, in_hi = oh_lo, oh_lo
-            if kh == 3 and dh == 1 and kw == 3 and dw == 1 and sw == 2 and OW >= LANES:
-                in_lo, in_hi = max(oh_lo, rows_lo), max(oh_lo, min(oh_hi, rows_hi))
+            if not takes_rows_3x3:
+                in_lo, in_hi = oh_lo, oh_lo
             if in_lo < in_hi:
-                # at stride 2 down the columns too, the first two rows of each window are
-                # the rows from the first window's on, each once: those it checks
-                check = sh == 2 and seen.shape[0] > 0
-                if check:
-                    seen_lo, seen_hi = 2 * in_lo - ph, 2 * in_hi - ph
-                    for lane in range(LANES):
-                        seen[lane] = 0
-                        seen[LANES + lane] = special_inf
-                lanes_checked = seen if check else seen[:0]
                 _rows_3x3(x, y, xa + (in_lo * sh - ph) * W, sh * W, (plane * OH + in_lo) * OW,
-                          in_hi - in_lo, W, OW, pw, padded, lanes_checked)  # fmt: skip
+                          in_hi - in_lo, W, OW, pw, padded, checked)  # fmt: skip
             for oh in range(oh_lo, oh_hi):
                 if oh >= in_lo and oh < in_hi:
                     continue
@@ -2443,6 +2464,8 @@ def _planar_tasks(
                         a = b if b > a else a
                         b = to_sortable(x[_u(ra + 2 * W + w)])
                         padded[_u(pw + w)] = b if b > a else a
+                elif dh == 1 and n_rows == 2 and kh == 2 and checked.shape[0] > 0:
+                    max_of_2_rows_along(x, ra, W, W, padded, pw, checked)
                 elif dh == 1 and n_rows == 2:
                     for w in range(W):
                         a = to_sortable(x[_u(ra + w)])
@@ -2685,23 +2708,20 @@ def _planar_tasks(
         # Indices 0.92-0.94 of that time, geometric means of two runs, on the 14 CNN layers
         # of 54x54 to 224x224 planes that take these tasks or _window_task, float32, batch
         # 1, AVX2 AMD EPYC (Zen 3), 2026-12-04; values unchanged, 1.015). A NaN has the
-        # task redone window by window. The rows _rows_3x3 checked as it pooled them are
-        # not read again (the check, reading them again, was 14-15% of the kernel's time
-        # on the 3x3/2 layers of 54x54 and 55x55 planes and 22-25% on 112x112 ones, float32,
-        # one thread, AMD Zen 5, 2026-12-06).
+        # task redone window by window. The rows checked as they were pooled (seen_lo to
+        # seen_hi - 1) are not read again (the check, reading them again, was 14-15% of
+        # the kernel's time on the 3x3/2 layers of 54x54 and 55x55 planes and 22-25% on
+        # 112x112 ones, float32, one thread, AMD Zen 5, 2026-12-06).
         flags = 0
-        if special_mask != 0 and seen_lo < seen_hi:
+        if checked.shape[0] > 0:
             # (the lanes' smallest patterns start at +inf's, whose magnitude is no NaN)
             flags = _special_flags(seen, 0, 2 * LANES, special_mask, special_inf)
-            if r_lo < seen_lo:
-                flags |= _special_flags(bits, xa + r_lo * W, xa + seen_lo * W, special_mask,
-                                        special_inf)  # fmt: skip
-            if seen_hi < r_hi:
-                flags |= _special_flags(bits, xa + seen_hi * W, xa + r_hi * W, special_mask,
-                                        special_inf)  # fmt: skip
-        elif special_mask != 0 and r_lo < r_hi:
-            flags = _special_flags(bits, xa + r_lo * W, xa + r_hi * W, special_mask,
-                                   special_inf)  # fmt: skip
+        if special_mask != 0 and r_lo < seen_lo:
+            flags |= _special_flags(bits, xa + r_lo * W, xa + seen_lo * W, special_mask,
+                                    special_inf)  # fmt: skip
+        if special_mask != 0 and seen_hi < r_hi:
+            flags |= _special_flags(bits, xa + seen_hi * W, xa + r_hi * W, special_mask,
+                                    special_inf)  # fmt: skip
         nan, negative_zero = (flags & HOLDS_NAN) != 0, (flags & HOLDS_NEGATIVE_ZERO) != 0
         if nan:
             _rows_exact(x, y, indices, want, dims, taps, inf_bits, fill, plane, oh_lo, oh_hi)

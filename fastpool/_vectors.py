@@ -1,5 +1,5 @@
 """Explicit vectors of 16 items for the kernels' short loops over a row: down the columns
-of small planes and of 3x3/2 rows (_rows_3x3), and along those rows.
+of small planes, of 3x3/2 rows (_rows_3x3) and of 2x2/2 rows, and along the 3x3/2 rows.
 
 On small planes the pass down the columns pools rows of 16 to 48 columns (_pitch_columns).
 LLVM vectorised its loop over a row only behind a run-time check that the row it writes
@@ -20,7 +20,9 @@ layers of 55x55 to 112x112 planes (float32, batch 1, one thread, per process;
 docs/measurements.md). Its pass down the columns is one loop a row inside the intrinsic
 (max_of_3_rows_along), which also checks the first two rows of each window for NaN and
 -0.0 as it loads them, in two vectors of lanes kept in registers: the check read them
-again after the pooling, 14-25% of the kernel's time on those layers.
+again after the pooling, 14-25% of the kernel's time on those layers. 2x2 windows at
+stride 2 on rows of at least 16 (VGG's planes of 56x56 and larger) take the same loop over
+two rows (max_of_2_rows_along), both checked.
 
 Values are compared in their sortable form (see _ordering.to_sortable): 16-bit floats
 (uint16 bits) are made sortable as they are loaded, and the maxima are stored sortable, as
@@ -152,70 +154,91 @@ def _fold_specials(builder, raw, largest, smallest):
     return largest, smallest
 
 
-def _rows_along(context, builder, signature, args):
-    x_type, _, _, columns_type, _, held_type = signature.args
-    x, first, width, columns, at, held = (
-        context.cast(builder, value, type_, types.intp) if isinstance(type_, types.Integer)
-        else value for value, type_ in zip(args, signature.args))  # fmt: skip
-    dtype = x_type.dtype
-    sixteen = ir.Constant(first.type, LANES)
+def _rows_along(n_rows, n_checked):
+    """The code of a pass down n_rows rows whose first n_checked are checked as loaded."""
 
-    def columns_at(w, check):
-        """columns[at + w:][:16] from rows first, first + width and first + 2 * width at
-        column w; with check, the raw bits of the first two folded into the held lanes."""
-        offsets = [builder.add(first, w), builder.add(builder.add(first, width), w),
-                   builder.add(builder.add(first, builder.add(width, width)), w)]  # fmt: skip
-        raw = _store_largest(context, builder, x_type, x, offsets, columns_type, columns,
-                             builder.add(at, w))  # fmt: skip
-        if check:
-            largest, smallest = builder.load(held_lanes[0]), builder.load(held_lanes[1])
-            for row in raw[:2]:
-                largest, smallest = _fold_specials(builder, row, largest, smallest)
-            builder.store(largest, held_lanes[0])
-            builder.store(smallest, held_lanes[1])
+    def codegen(context, builder, signature, args):
+        x_type, _, _, _, columns_type, _, held_type = signature.args
+        x, first, step, count, columns, at, held = (
+            context.cast(builder, value, type_, types.intp) if isinstance(type_, types.Integer)
+            else value for value, type_ in zip(args, signature.args))  # fmt: skip
+        dtype = x_type.dtype
+        sixteen = ir.Constant(first.type, LANES)
 
-    def row(check):
-        # the columns 16 at a time; the last 16, where width holds no multiple of 16,
-        # overlapping the ones before them
-        last = builder.sub(width, sixteen)
-        steps = builder.sdiv(builder.add(last, ir.Constant(last.type, LANES - 1)), sixteen)
-        with cgutils.for_range(builder, steps) as loop:
-            columns_at(builder.mul(loop.index, sixteen), check)
-        columns_at(last, check)
+        def columns_at(w, check):
+            """columns[at + w:][:16] from the rows at first, first + step, ... at column w;
+            with check, the raw bits of the first n_checked folded into the held lanes."""
+            offsets = [builder.add(builder.add(first, builder.mul(step, ir.Constant(
+                step.type, row))), w) for row in range(n_rows)]  # fmt: skip
+            raw = _store_largest(context, builder, x_type, x, offsets, columns_type, columns,
+                                 builder.add(at, w))  # fmt: skip
+            if check:
+                largest, smallest = builder.load(held_lanes[0]), builder.load(held_lanes[1])
+                for row in raw[:n_checked]:
+                    largest, smallest = _fold_specials(builder, row, largest, smallest)
+                builder.store(largest, held_lanes[0])
+                builder.store(smallest, held_lanes[1])
 
-    held_lanes = []
-    if isinstance(dtype, types.Integer) and dtype.bitwidth == 8:
-        row(False)  # (integers hold no NaN or -0.0)
+        def row(check):
+            # the columns 16 at a time; the last 16, where count holds no multiple of 16,
+            # overlapping the ones before them
+            last = builder.sub(count, sixteen)
+            steps = builder.sdiv(builder.add(last, ir.Constant(last.type, LANES - 1)), sixteen)
+            with cgutils.for_range(builder, steps) as loop:
+                columns_at(builder.mul(loop.index, sixteen), check)
+            columns_at(last, check)
+
+        held_lanes = []
+        if isinstance(dtype, types.Integer) and dtype.bitwidth == 8:
+            row(False)  # (integers hold no NaN or -0.0)
+            return context.get_dummy_value()
+        # the held lanes in registers while the row is pooled (allocas that LLVM promotes)
+        stored = _vectors_at(context, builder, held_type, held,
+                             [ir.Constant(first.type, 0), sixteen])  # fmt: skip
+        held_array = context.make_array(held_type)(context, builder, held)
+        n_held = builder.extract_value(held_array.shape, 0)
+        with builder.if_else(builder.icmp_signed(">", n_held, ir.Constant(n_held.type, 0))) as (
+                checked, unchecked):  # fmt: skip
+            with checked:
+                vector = stored[0].type.pointee
+                held_lanes.extend(cgutils.alloca_once(builder, vector) for _ in range(2))
+                for lanes, pointer in zip(held_lanes, stored):
+                    builder.store(builder.load(pointer, align=1), lanes)
+                row(True)
+                for lanes, pointer in zip(held_lanes, stored):
+                    builder.store(builder.load(lanes), pointer, align=1)
+            with unchecked:
+                row(False)
         return context.get_dummy_value()
-    # the held lanes in registers while the row is pooled (allocas that LLVM promotes)
-    stored = _vectors_at(context, builder, held_type, held,
-                         [ir.Constant(first.type, 0), sixteen])  # fmt: skip
-    n_held = builder.extract_value(context.make_array(held_type)(context, builder, held).shape, 0)
-    with builder.if_else(builder.icmp_signed(">", n_held, ir.Constant(n_held.type, 0))) as (
-            checked, unchecked):  # fmt: skip
-        with checked:
-            vector = stored[0].type.pointee
-            held_lanes = [cgutils.alloca_once(builder, vector) for _ in range(2)]
-            for lanes, pointer in zip(held_lanes, stored):
-                builder.store(builder.load(pointer, align=1), lanes)
-            row(True)
-            for lanes, pointer in zip(held_lanes, stored):
-                builder.store(builder.load(lanes), pointer, align=1)
-        with unchecked:
-            row(False)
-    return context.get_dummy_value()
+
+    return codegen
+
+
+def _rows_along_signature(x, first, step, count, columns, at, held):
+    if held.dtype.bitwidth != x.dtype.bitwidth:
+        return None
+    return types.void(x, first, step, count, columns, at, held)
 
 
 @intrinsic
-def max_of_3_rows_along(typingctx, x, first, width, columns, at, held):
-    """max_of_3_rows over a whole row of ``width`` (at least 16) columns: columns[at + w] =
-    the largest of x[first + w], x[first + width + w] and x[first + 2 * width + w], sortable,
-    16 columns at a time, the last 16 overlapping the ones before them where width holds no
-    multiple of 16. Where ``held`` (signed integers of the floats' width) has items, the
-    raw bits of the first two rows are folded into its two vectors of 16 lanes as they are
-    loaded: held[i] the largest magnitude (bits & the type's maximum), held[16 + i] the
-    smallest bit pattern seen in lane i, so that the check for NaN and -0.0 need not read
-    those rows again. No bounds are checked: the caller's offsets lie inside."""
-    if held.dtype.bitwidth != x.dtype.bitwidth:
-        return None
-    return types.void(x, first, width, columns, at, held), _rows_along
+def max_of_2_rows_along(typingctx, x, first, step, count, columns, at, held):
+    """max_of_2_rows over ``count`` (at least 16) columns: columns[at + w] = the larger of
+    x[first + w] and x[first + step + w] for w < count, sortable, 16 columns at a time, the
+    last 16 overlapping the ones before them where count holds no multiple of 16. Where
+    ``held`` (signed integers of the floats' width) has items, the raw bits of both rows
+    are folded into its two vectors of 16 lanes as they are loaded: held[i] the largest
+    magnitude (bits & the type's maximum), held[16 + i] the smallest bit pattern seen in
+    lane i, so that the check for NaN and -0.0 need not read those rows again. No bounds
+    are checked: the caller's offsets lie inside."""
+    signature = _rows_along_signature(x, first, step, count, columns, at, held)
+    return signature, _rows_along(2, 2)
+
+
+@intrinsic
+def max_of_3_rows_along(typingctx, x, first, step, count, columns, at, held):
+    """max_of_2_rows_along with three rows: columns[at + w] = the largest of x[first + w],
+    x[first + step + w] and x[first + 2 * step + w]; only the first two rows are folded
+    into ``held`` (at stride 2 down the columns they are every row of the windows'; the
+    third is the next window's first)."""
+    signature = _rows_along_signature(x, first, step, count, columns, at, held)
+    return signature, _rows_along(3, 2)

@@ -755,16 +755,12 @@ def one_special_per_plane(shape, dtype, positions, special):
     return x
 
 
-@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=[d.name for d in FLOAT_DTYPES])
-@pytest.mark.parametrize("attrs", list(ROWS_3X3_CASES.values()), ids=list(ROWS_3X3_CASES))
-def test_3x3_stride_2_rows_check_every_row(attrs, dtype, entry):
-    """_rows_3x3 checks the first two rows of each window for NaN and -0.0 as it pools them
-    (at stride 2 down the columns); the task's other rows are checked after. A special in
-    any row, at columns at both ends of the rows' vectors of 16 (the last overlapping the
-    ones before), is found: one special per plane, whole planes a task, and one plane
-    split between tasks, against the reference."""
-    attrs = dict(kernel_shape=[3, 3], **attrs)
-    for H, W in ((11, 71), (8, 112)):
+def check_one_special_per_plane(attrs, dtype, sizes):
+    """For planes of each (H, W) of ``sizes``: one special per plane (see
+    one_special_per_plane) at every row, at columns at both ends of the rows' vectors of
+    16 (the last overlapping the ones before), NaN of either sign and -0.0, whole planes a
+    task and one plane split between tasks, against the reference."""
+    for H, W in sizes:
         columns = sorted({0, 1, 15, 16, 17, W - 17, W - 16, W - 2, W - 1})
         positions = [(r, c) for r in range(H) for c in columns if (r, c) != (H - 1, W - 1)]
         for special in ("nan+", "nan-", "zeros"):
@@ -774,6 +770,47 @@ def test_3x3_stride_2_rows_check_every_row(attrs, dtype, entry):
             for plane in range(0, len(positions), len(columns) - 1):
                 one = np.ascontiguousarray(x[:, plane : plane + 1])
                 assert_identical(fastpool.max_pool(one, **attrs), expected[:, plane : plane + 1])
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=[d.name for d in FLOAT_DTYPES])
+@pytest.mark.parametrize("attrs", list(ROWS_3X3_CASES.values()), ids=list(ROWS_3X3_CASES))
+def test_3x3_stride_2_rows_check_every_row(attrs, dtype, entry):
+    """_rows_3x3 checks the first two rows of each window for NaN and -0.0 as it pools them
+    (at stride 2 down the columns); the task's other rows are checked after. A special in
+    any row and at either end of the vectors is found (check_one_special_per_plane)."""
+    check_one_special_per_plane(dict(kernel_shape=[3, 3], **attrs), dtype, [(11, 71), (8, 112)])
+
+
+# 2x2 windows at stride 2, values, on rows too long for the groups of small planes: rows of
+# 33 to 64 through rows of pitch column maxima, longer ones row by row. At stride 2 down
+# the columns, the rows whose taps are all inside the plane are pooled 16 columns at a time
+# by max_of_2_rows_along, which checks them for NaN and -0.0 as it loads them; the task's
+# other rows (a pad above or below, or a stride of 1 down the columns) are checked after.
+ROWS_2X2_CASES = {
+    "no-pads": dict(strides=[2, 2]),
+    "pads-1": dict(strides=[2, 2], pads=[1, 1, 1, 1]),
+    "pads-before": dict(strides=[2, 2], pads=[1, 1, 0, 0]),
+    "pads-after": dict(strides=[2, 2], pads=[0, 0, 1, 1]),
+    "ceil": dict(strides=[2, 2], ceil_mode=1),
+    "row-stride-1": dict(strides=[1, 2]),
+}
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=[d.name for d in FLOAT_DTYPES])
+@pytest.mark.parametrize("attrs", list(ROWS_2X2_CASES.values()), ids=list(ROWS_2X2_CASES))
+def test_2x2_stride_2_rows_check_every_row(attrs, dtype, entry):
+    """A special in any row and at either end of the vectors of 2x2/2 rows is found
+    (check_one_special_per_plane), on rows of pitch column maxima (rows of 40, and of 57,
+    whose last column no window reads without pads) and row by row (71 and 112); the plans
+    checked to take those paths."""
+    from fastpool._attrs import P_GROUP_VALUES, P_PITCH_ROWS
+
+    attrs = dict(kernel_shape=[2, 2], **attrs)
+    sizes = [(9, 40), (8, 57), (7, 71), (6, 112)]
+    for H, W in sizes:
+        dims = _planar_dims((1, 1, H, W), [2, 2], attrs)
+        assert dims[P_GROUP_VALUES] == 0 and dims[P_PITCH_ROWS] == (1 if W <= 64 else 2)
+    check_one_special_per_plane(attrs, dtype, sizes)
 
 
 # Values through rows of pitch column maxima on small planes (groups of planes) and on rows
