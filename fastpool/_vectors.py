@@ -22,7 +22,8 @@ docs/measurements.md). Its pass down the columns is one loop a row inside the in
 -0.0 as it loads them, in two vectors of lanes kept in registers: the check read them
 again after the pooling, 14-25% of the kernel's time on those layers. 2x2 windows at
 stride 2 on rows of at least 16 (VGG's planes of 56x56 and larger) take the same loop over
-two rows (max_of_2_rows_along), both checked.
+two rows (max_of_2_rows_along), both checked: 0.78-0.94 of the time before on those layers
+(float32, batch 1, one thread, per process).
 
 Values are compared in their sortable form (see _ordering.to_sortable): 16-bit floats
 (uint16 bits) are made sortable as they are loaded, and the maxima are stored sortable, as
