@@ -786,18 +786,9 @@ def test_3x3_stride_2_rows_check_every_row(attrs, dtype, entry):
 # the columns, the rows whose taps are all inside the plane are pooled 16 columns at a time
 # by max_of_2_rows_along, which checks them for NaN and -0.0 as it loads them; the task's
 # other rows (a pad above or below, or a stride of 1 down the columns) are checked after.
-ROWS_2X2_CASES = {
-    "no-pads": dict(strides=[2, 2]),
-    "pads-1": dict(strides=[2, 2], pads=[1, 1, 1, 1]),
-    "pads-before": dict(strides=[2, 2], pads=[1, 1, 0, 0]),
-    "pads-after": dict(strides=[2, 2], pads=[0, 0, 1, 1]),
-    "ceil": dict(strides=[2, 2], ceil_mode=1),
-    "row-stride-1": dict(strides=[1, 2]),
-}
-
-
+# The geometries are those of ROWS_3X3_CASES.
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=[d.name for d in FLOAT_DTYPES])
-@pytest.mark.parametrize("attrs", list(ROWS_2X2_CASES.values()), ids=list(ROWS_2X2_CASES))
+@pytest.mark.parametrize("attrs", list(ROWS_3X3_CASES.values()), ids=list(ROWS_3X3_CASES))
 def test_2x2_stride_2_rows_check_every_row(attrs, dtype, entry):
     """A special in any row and at either end of the vectors of 2x2/2 rows is found
     (check_one_special_per_plane), on rows of pitch column maxima (rows of 40, and of 57,
