@@ -170,13 +170,13 @@ def _rows_along(n_rows, n_checked):
             """columns[at + w:][:16] from the rows at first, first + step, ... at column w;
             with check, the raw bits of the first n_checked folded into the held lanes."""
             offsets = [builder.add(builder.add(first, builder.mul(step, ir.Constant(
-                step.type, row))), w) for row in range(n_rows)]  # fmt: skip
+                step.type, k))), w) for k in range(n_rows)]  # fmt: skip
             raw = _store_largest(context, builder, x_type, x, offsets, columns_type, columns,
                                  builder.add(at, w))  # fmt: skip
             if check:
                 largest, smallest = builder.load(held_lanes[0]), builder.load(held_lanes[1])
-                for row in raw[:n_checked]:
-                    largest, smallest = _fold_specials(builder, row, largest, smallest)
+                for loaded in raw[:n_checked]:
+                    largest, smallest = _fold_specials(builder, loaded, largest, smallest)
                 builder.store(largest, held_lanes[0])
                 builder.store(smallest, held_lanes[1])
 
