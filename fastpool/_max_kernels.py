@@ -848,11 +848,11 @@ def _pitch_columns(
     can overlap, without a run-time check that would keep rows of 16 columns from the
     vector loop.)
 
-    Where ``seen`` has items (2x2 values on rows of at least 16 held columns), the rows
-    whose two taps are inside the plane are pooled a row at a time by
+    Where ``seen`` has items (values of windows 2 high on rows of at least 16 held
+    columns), the rows whose two taps are inside the plane are pooled a row at a time by
     max_of_2_rows_along, which checks both rows for NaN and -0.0 into the lanes of
-    ``seen`` as it loads them; it writes only the held columns, so nothing is read past
-    a row."""
+    ``seen`` as it loads them; it reads only the held columns (and a folded one), so
+    nothing past a row."""
     H, W, OH = dims[P_H], dims[P_W], dims[P_OH]
     kh, sh, dh, ph = dims[P_KH], dims[P_SH], dims[P_DH], dims[P_PH]
     pitch, held, fold = dims[P_PITCH], dims[P_HELD], dims[P_FOLD] != 0
@@ -953,8 +953,15 @@ def _pitch_columns(
                         ra += plane_gap
                         plane_row = 0
             elif checking:
+                # (a folded column, `pitch`, is pooled and checked as the row's last, then
+                # folded into the one before it: it lies inside the row, as the last
+                # window reads it)
+                count = held + 1 if fold else held
                 for _ in range(u, u_hi):
-                    max_of_2_rows_along(x, ra, W, held, columns, ca, seen)
+                    max_of_2_rows_along(x, ra, W, count, columns, ca, seen)
+                    if fold:
+                        a, b = columns[_u(ca + pitch - 1)], columns[_u(ca + pitch)]
+                        columns[_u(ca + pitch - 1)] = b if b > a else a
                     ra += sh * W
                     ca += pitch
             else:
@@ -2201,7 +2208,7 @@ def _planar_tasks(
     padded = np.full(dims[P_ROW_LENGTH], sortable_fill, dtype=x.dtype)
     # the lanes into which the passes down the columns fold the check of the rows they
     # read (see max_of_2_rows_along; empty: no check), where they do: values at stride 2
-    # down the columns, undilated, 2x2 windows on rows of at least 16 (of held columns,
+    # down the columns, undilated, windows 2 high on rows of at least 16 (of held columns,
     # on the rows of pitch column maxima) and 3x3 ones through _rows_3x3
     seen = np.empty(2 * LANES if special_mask != 0 else 0, dtype=bits.dtype)
     takes_rows_3x3 = kh == 3 and dh == 1 and kw == 3 and dw == 1 and sw == 2 and OW >= LANES

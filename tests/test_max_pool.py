@@ -792,16 +792,22 @@ def test_3x3_stride_2_rows_check_every_row(attrs, dtype, entry):
 def test_2x2_stride_2_rows_check_every_row(attrs, dtype, entry):
     """A special in any row and at either end of the vectors of 2x2/2 rows is found
     (check_one_special_per_plane), on rows of pitch column maxima (rows of 40, and of 57,
-    whose last column no window reads without pads) and row by row (71 and 112); the plans
-    checked to take those paths."""
-    from fastpool._attrs import P_GROUP_VALUES, P_PITCH_ROWS
+    whose last column no window reads without pads) and row by row (71 and 112); and
+    with 2x3 windows, whose rows of pitch column maxima (41 columns, 40 held) fold the
+    last column into the one before it without pads. The plans checked to take those
+    paths."""
+    from fastpool._attrs import P_FOLD, P_GROUP_VALUES, P_PITCH_ROWS
 
-    attrs = dict(kernel_shape=[2, 2], **attrs)
     sizes = [(9, 40), (8, 57), (7, 71), (6, 112)]
     for H, W in sizes:
-        dims = _planar_dims((1, 1, H, W), [2, 2], attrs)
+        dims = _planar_dims((1, 1, H, W), [2, 2], dict(kernel_shape=[2, 2], **attrs))
         assert dims[P_GROUP_VALUES] == 0 and dims[P_PITCH_ROWS] == (1 if W <= 64 else 2)
-    check_one_special_per_plane(attrs, dtype, sizes)
+    check_one_special_per_plane(dict(kernel_shape=[2, 2], **attrs), dtype, sizes)
+    wide = dict(kernel_shape=[2, 3], **attrs)
+    dims = _planar_dims((1, 1, 9, 41), [2, 3], wide)
+    assert dims[P_GROUP_VALUES] == 0 and dims[P_PITCH_ROWS] == 1
+    assert dims[P_FOLD] == 1 or "pads" in attrs
+    check_one_special_per_plane(wide, dtype, [(9, 41)])
 
 
 # Values through rows of pitch column maxima on small planes (groups of planes) and on rows
