@@ -822,10 +822,16 @@ def _fold(x, at, W, n_rows, columns, ca):
             a = b if b > a else a
             b = to_sortable(x[_u(at + t * W + 1)])
             a = b if b > a else a
+        columns[_u(ca)] = a
     else:
-        a, b = columns[_u(ca)], columns[_u(ca + 1)]
-        a = b if b > a else a
-    columns[_u(ca)] = a
+        _fold_stored(columns, ca)
+
+
+@kernel(inline="always")
+def _fold_stored(columns, ca):
+    """columns[ca] = the larger of columns ca and ca + 1, both stored."""
+    a, b = columns[_u(ca)], columns[_u(ca + 1)]
+    columns[_u(ca)] = b if b > a else a
 
 
 @kernel(counted=False)
@@ -877,6 +883,8 @@ def _pitch_columns(
         if last_p * H * W + (last_oh * sh - ph + kh - 1) * W + lanes <= x.shape[0]:
             break
         u_safe -= 1
+    # 2-row values that fold the check of the rows they read (see max_of_2_rows_along)
+    checking = kh == 2 and not want and seen.shape[0] > 0
     p = u_from // OH
     oh = u_from - p * OH
     p_first = p
@@ -893,7 +901,6 @@ def _pitch_columns(
             u_hi = u_to if across else min(u_to, u + full_hi - oh)
             # (not the rows whose vectors would read past the input; the checking loop
             # reads none)
-            checking = kh == 2 and not want and seen.shape[0] > 0
             if not checking:
                 u_hi = max(u, min(u_hi, u_safe))
             plane_row = oh  # (of the row at ra)
@@ -960,8 +967,7 @@ def _pitch_columns(
                 for _ in range(u, u_hi):
                     max_of_2_rows_along(x, ra, W, count, columns, ca, seen)
                     if fold:
-                        a, b = columns[_u(ca + pitch - 1)], columns[_u(ca + pitch)]
-                        columns[_u(ca + pitch - 1)] = b if b > a else a
+                        _fold_stored(columns, ca + pitch - 1)
                     ra += sh * W
                     ca += pitch
             else:
@@ -1005,8 +1011,7 @@ def _pitch_columns(
             # one is unrolled to scalars, as it cannot prove x and columns apart)
             _column_max(x, ra, step, n_rows, columns, ca, lanes, sortable_fill)
             if fold:  # column `pitch` (computed too) into the one before it
-                a, b = columns[_u(ca + pitch - 1)], columns[_u(ca + pitch)]
-                columns[_u(ca + pitch - 1)] = b if b > a else a
+                _fold_stored(columns, ca + pitch - 1)
         else:
             _column_max(x, ra, step, n_rows, columns, ca, held, sortable_fill)
             if fold:  # column `pitch` into the one before it
@@ -2212,9 +2217,16 @@ def _planar_tasks(
     # on the rows of pitch column maxima) and 3x3 ones through _rows_3x3
     seen = np.empty(2 * LANES if special_mask != 0 else 0, dtype=bits.dtype)
     takes_rows_3x3 = kh == 3 and dh == 1 and kw == 3 and dw == 1 and sw == 2 and OW >= LANES
-    folds_check = seen.shape[0] > 0 and not want and sh == 2 and dh == 1 and (
-        (kh == 2 and (held if pitch_rows else W) >= LANES) or (kh == 3 and takes_rows_3x3
-                                                               and not pitch_rows))  # fmt: skip
+    folds_check = (
+        seen.shape[0] > 0
+        and not want
+        and sh == 2
+        and dh == 1
+        and (
+            (kh == 2 and (held if pitch_rows else W) >= LANES)
+            or (takes_rows_3x3 and not pitch_rows)
+        )
+    )
     row_acc = np.empty(OW, dtype=x.dtype)
     narrow_out = np.empty(max(block_rows, group_planes * H) * W + 8
                           if narrow_rows and not want else 0, dtype=x.dtype)  # fmt: skip
