@@ -100,9 +100,11 @@ from fastpool._vectors import (
     LANES,
     max_of_2_rows,
     max_of_2_rows_along,
+    max_of_2x2_stride_2,
     max_of_3_rows,
     max_of_3_rows_along,
     max_of_3_taps_stride_2,
+    max_of_3x3_stride_2,
 )
 
 # Indexing with unsigned integers spares numba's negative-index wraparound, which would
@@ -1024,6 +1026,101 @@ def _pitch_columns(
         oh += 1
         if oh == OH:
             p, oh = p + 1, 0
+
+
+@kernel(inline="always")
+def _short_square_rows(dims):
+    """Whether values of a group of small planes take _short_rows_2x2_3x3: 2x2 or 3x3
+    windows at stride 2, undilated, on rows of at most 32 columns with no pad before them,
+    whose windows each hold a row and a column of the plane (their first), and whose
+    last window's columns are among the first 32 (2x2: 16 windows a row, 3x3: 15)."""
+    k, W = dims[P_KH], dims[P_W]
+    return (
+        (_square_stride_2(dims, 2) or _square_stride_2(dims, 3))
+        and dims[P_PW] == 0
+        and dims[P_PH] < k
+        and W <= 2 * LANES
+        and 2 * (dims[P_OW] - 1) < W
+        and 2 * (dims[P_OW] - 1) + k <= 2 * LANES
+        and 2 * (dims[P_OH] - 1) - dims[P_PH] < dims[P_H]
+    )
+
+
+@kernel(inline="always")
+def _short_row(x, y, xa, at, top, dims, careful, scratch, sortable_fill):
+    """y[at:][:OW] = an output row of _short_rows_2x2_3x3 whose window rows start at row
+    ``top`` of the plane at x[xa] (a pad row: the window's first row inside, read again).
+    ``careful``: rows whose vectors would read past x, or outputs whose 16 would land past
+    the caller's (y.shape[0] less OW, see _short_rows_2x2_3x3), go through ``scratch``."""
+    H, W, OW, k = dims[P_H], dims[P_W], dims[P_OW], dims[P_KH]
+    first = xa + max(top, 0) * W
+    second = xa + (top + 1) * W if 0 <= top + 1 < H else first
+    third = xa + (top + 2) * W if 0 <= top + 2 < H and k == 3 else first
+    if not careful or (
+        max(first, max(second, third)) + 2 * LANES <= x.shape[0] and at + LANES <= y.shape[0]
+    ):
+        if k == 3:
+            max_of_3x3_stride_2(x, first, second, third, W, y, at, sortable_fill)
+        else:
+            max_of_2x2_stride_2(x, first, second, W, y, at, sortable_fill)
+        return
+    for c in range(W):
+        scratch[c] = x[first + c]
+        scratch[2 * LANES + c] = x[second + c]
+        scratch[4 * LANES + c] = x[third + c]
+    if k == 3:
+        max_of_3x3_stride_2(scratch, 0, 2 * LANES, 4 * LANES, W, scratch, 6 * LANES,
+                            sortable_fill)  # fmt: skip
+    else:
+        max_of_2x2_stride_2(scratch, 0, 2 * LANES, W, scratch, 6 * LANES, sortable_fill)
+    for c in range(OW):
+        y[at + c] = scratch[6 * LANES + c]
+
+
+@kernel(counted=False)
+def _short_rows_2x2_3x3(x, y, dims, p_from, p_to, scratch, sortable_fill):
+    """Values of 2x2 or 3x3 windows at stride 2 on planes p_from to p_to - 1 whose rows
+    are short (_short_square_rows): both passes at once, an output row at a time in
+    registers. The window's rows are loaded as two vectors of 16 each, their column maxima
+    split into even and odd columns, and 16 windows stored (max_of_3x3_stride_2): the
+    first OW are the output row, the others land on the next row's outputs, which that row
+    then overwrites. ``y`` ends where the caller's outputs do (another thread's may follow).
+    The planes at the ends of x and y go row by row through ``scratch`` (7 x 16 items)
+    where they must. (The pass down the columns into a buffer, then along the rows over the
+    whole group, took about 2x the time of this on the 3x3/2 layers of 12x12 to 28x28
+    planes: float32, one thread, docs/measurements.md; with this loop's decisions made on
+    every row, 1.4x.)"""
+    H, W, OH, OW = dims[P_H], dims[P_W], dims[P_OH], dims[P_OW]
+    k, ph = dims[P_KH], dims[P_PH]
+    # the output rows whose windows lie inside the plane
+    in_lo = min(OH, (ph + 1) // 2)
+    in_hi = max(in_lo, min(OH, (H - k + ph) // 2 + 1))
+    # the planes that need no scratch come first (rows and outputs go up with the plane)
+    p_safe = p_to
+    while p_safe > p_from and (p_safe * H * W - W + 2 * LANES > x.shape[0]
+                               or p_safe * OH * OW - OW + LANES > y.shape[0]):  # fmt: skip
+        p_safe -= 1
+    for p in range(p_from, p_safe):
+        xa, ya = p * H * W, p * OH * OW
+        for oh in range(in_lo):
+            _short_row(x, y, xa, ya + oh * OW, 2 * oh - ph, dims, False, scratch, sortable_fill)
+        ra, at = xa + (2 * in_lo - ph) * W, ya + in_lo * OW
+        if k == 3:
+            for _ in range(in_lo, in_hi):
+                max_of_3x3_stride_2(x, ra, ra + W, ra + 2 * W, W, y, at, sortable_fill)
+                ra += 2 * W
+                at += OW
+        else:
+            for _ in range(in_lo, in_hi):
+                max_of_2x2_stride_2(x, ra, ra + W, W, y, at, sortable_fill)
+                ra += 2 * W
+                at += OW
+        for oh in range(in_hi, OH):
+            _short_row(x, y, xa, ya + oh * OW, 2 * oh - ph, dims, False, scratch, sortable_fill)
+    for p in range(p_safe, p_to):
+        xa, ya = p * H * W, p * OH * OW
+        for oh in range(OH):
+            _short_row(x, y, xa, ya + oh * OW, 2 * oh - ph, dims, True, scratch, sortable_fill)
 
 
 @kernel(inline="always")
@@ -2227,6 +2324,10 @@ def _planar_tasks(
             or (takes_rows_3x3 and not pitch_rows)
         )
     )
+    # values of 2x2/2 and 3x3/2 windows on short rows: groups of planes an output row at a
+    # time in registers, without the buffers below (_short_rows_2x2_3x3)
+    short_rows = group_planes > 0 and not want and _short_square_rows(dims)
+    short_scratch = np.full(7 * LANES if short_rows else 0, sortable_fill, dtype=x.dtype)
     row_acc = np.empty(OW, dtype=x.dtype)
     narrow_out = np.empty(max(block_rows, group_planes * H) * W + 8
                           if narrow_rows and not want else 0, dtype=x.dtype)  # fmt: skip
@@ -2255,7 +2356,10 @@ def _planar_tasks(
             if special_mask != 0:
                 special, negative_zero = _specials_held(bits, ga, ga + n, special_mask,
                                                         special_inf)  # fmt: skip
-            if not special and want and flat_columns:
+            if not special and short_rows:
+                _short_rows_2x2_3x3(x, y[: last_task * OH * OW], dims, task, g_to, short_scratch,
+                                    sortable_fill)  # fmt: skip
+            elif not special and want and flat_columns:
                 _group_argmax(x, ga, n, columns, group_at, positions, column_of, row_of, y,
                               indices, H, W, kh, kw, dh, dw, ph, pw, sortable_fill)  # fmt: skip
             elif not special and not flat_columns:
@@ -2335,17 +2439,19 @@ def _planar_tasks(
                             b = to_sortable(x[_u(ga + i + offset)])
                             b = b if r >= lo and r < hi else a
                             columns[_u(guard + i)] = b if b > a else a
-            if not special and not want and narrow_rows:
+            if special or short_rows:
+                pass  # (pooled plane by plane below, or in one pass above)
+            elif not want and narrow_rows:
                 # 2. along the rows, H x W outputs a plane, cut to OH x OW
                 _flat_rows(columns, column_of, narrow_out, 0, n, guard, W, 1, kw, dw, pw,
                            sortable_fill, evens, 0)  # fmt: skip
                 _cut_rows(narrow_out, y, task * OH * OW, (g_to - task) * OH, OH, H, W, OW)
-            elif not special and not want:
+            elif not want:
                 # 2. along the rows
                 ya, n_out = task * OH * OW, (g_to - task) * OH * OW
                 _flat_rows(columns, column_of, y, ya, n_out, guard, held, sw, kw, dw, pw,
                            sortable_fill, evens, free_taps)  # fmt: skip
-            elif not special and not flat_columns:
+            elif not flat_columns:
                 ya, n_out = task * OH * OW, (g_to - task) * OH * OW
                 _flat_rows_argmax(columns, positions, column_of, y, indices, ya, n_out, guard,
                                   held, sw, kw, dw, pw, sortable_fill, ga, evens,

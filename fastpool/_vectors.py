@@ -243,3 +243,79 @@ def max_of_3_rows_along(typingctx, x, first, step, count, columns, at, held):
     third is the next window's first)."""
     signature = _rows_along_signature(x, first, step, count, columns, at, held)
     return signature, _rows_along(3, 2)
+
+
+def _square_row_code(n):
+    """The code of an output row of n x n windows (2 or 3) at stride 2 on a row of at most
+    32 columns, from its n input rows."""
+
+    def codegen(context, builder, signature, args):
+        x_type, y_type = signature.args[0], signature.args[n + 2]
+        x, y = args[0], args[n + 2]
+        rows, width, y_at = (
+            [context.cast(builder, args[1 + k], signature.args[1 + k], types.intp)
+             for k in range(n)],
+            context.cast(builder, args[n + 1], signature.args[n + 1], types.int32),
+            context.cast(builder, args[n + 3], signature.args[n + 3], types.intp),
+        )  # fmt: skip
+        fill = args[n + 4]
+        dtype = x_type.dtype
+        sixteen = ir.Constant(rows[0].type, LANES)
+        offsets = [at for row in rows for at in (row, builder.add(row, sixteen))]
+        loaded = [_sortable_flip(builder, dtype, builder.load(pointer, align=1))
+                  for pointer in _vectors_at(context, builder, x_type, x, offsets)]  # fmt: skip
+        # each column's maximum down the rows: columns 0-15 and 16-31
+        low, high = loaded[0], loaded[1]
+        for k in range(1, n):
+            row_low, row_high = loaded[2 * k], loaded[2 * k + 1]
+            low = builder.select(_greater(builder, dtype, row_low, low), row_low, low)
+            high = builder.select(_greater(builder, dtype, row_high, high), row_high, high)
+        # the columns at and past the row's end (the next row's, or past it) are the fill
+        lane = ir.VectorType(ir.IntType(32), LANES)
+        widths = builder.insert_element(ir.Constant(lane, ir.Undefined), width,
+                                        ir.Constant(ir.IntType(32), 0))  # fmt: skip
+        widths = builder.shuffle_vector(widths, widths, ir.Constant(lane, [0] * LANES))
+        fills = builder.insert_element(ir.Constant(low.type, ir.Undefined), fill,
+                                       ir.Constant(ir.IntType(32), 0))  # fmt: skip
+        fills = builder.shuffle_vector(fills, fills, ir.Constant(lane, [0] * LANES))
+        low = builder.select(builder.icmp_signed("<", _lane_indices(range(LANES)), widths),
+                             low, fills)  # fmt: skip
+        high = builder.select(
+            builder.icmp_signed("<", _lane_indices(range(LANES, 2 * LANES)), widths), high,
+            fills)  # fmt: skip
+        # window i reads columns 2i, 2i + 1 (and 2i + 2): split into even and odd columns
+        best = builder.shuffle_vector(low, high, _lane_indices(range(0, 2 * LANES, 2)))
+        odds = builder.shuffle_vector(low, high, _lane_indices(range(1, 2 * LANES, 2)))
+        best = builder.select(_greater(builder, dtype, odds, best), odds, best)
+        if n == 3:  # (window 15 would read column 32: the callers have at most 15 windows)
+            nexts = builder.shuffle_vector(
+                low, high, _lane_indices([*range(2, 2 * LANES, 2), 2 * LANES - 1]))  # fmt: skip
+            best = builder.select(_greater(builder, dtype, nexts, best), nexts, best)
+        (target,) = _vectors_at(context, builder, y_type, y, [y_at])
+        builder.store(_sortable_flip(builder, dtype, best, back=True), target, align=1)
+        return context.get_dummy_value()
+
+    return codegen
+
+
+@intrinsic
+def max_of_3x3_stride_2(typingctx, x, first, second, third, width, y, y_at, fill):
+    """y[y_at + i] = the largest of x[r + 2 * i + j] for r in first, second and third and
+    j < 3, for i < 16 (the first 15 meaningful): an output row of 3x3 windows at stride 2
+    on rows of ``width`` <= 32 columns starting at x[first], x[second] and x[third], with
+    no pad before them. Each row is loaded as two vectors of 16 (32 items from its start);
+    columns at or past ``width`` count as ``fill`` (sortable), so a pad after the row is
+    one. From x's values to y's, compared in their sortable form. No bounds are checked:
+    the caller's offsets lie inside."""
+    if x.dtype != y.dtype or fill != x.dtype:
+        return None
+    return types.void(x, first, second, third, width, y, y_at, fill), _square_row_code(3)
+
+
+@intrinsic
+def max_of_2x2_stride_2(typingctx, x, first, second, width, y, y_at, fill):
+    """max_of_3x3_stride_2 for 2x2 windows: y[y_at + i] = the largest of x[r + 2 * i + j]
+    for r in first and second and j < 2, for i < 16."""
+    if x.dtype != y.dtype or fill != x.dtype:
+        return None
+    return types.void(x, first, second, width, y, y_at, fill), _square_row_code(2)

@@ -851,6 +851,93 @@ def test_pitch_rows_values_as_vectors(case, dtype, entry):
     check_with_ties_and_relu(attrs, dtype, shapes)
 
 
+# Values of 2x2/2 and 3x3/2 windows on groups of small planes whose rows hold at most 32
+# columns, with no pad before them: _short_rows_2x2_3x3, an output row at a time in
+# registers (each row two vectors of 16, its column maxima split into even and odd
+# columns, 16 windows stored, the first OW kept); a pad row above or below is the window's
+# first row read again, columns at or past the row's end count as the fill.
+SHORT_ROWS_CASES = {
+    "k3": dict(kernel_shape=[3, 3], strides=[2, 2]),
+    "k3-pads-after": dict(kernel_shape=[3, 3], strides=[2, 2], pads=[0, 0, 1, 1]),
+    "k3-pads-rows": dict(kernel_shape=[3, 3], strides=[2, 2], pads=[2, 0, 1, 0]),
+    "k3-ceil": dict(kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1),
+    "k2": dict(kernel_shape=[2, 2], strides=[2, 2]),
+    "k2-pads-after": dict(kernel_shape=[2, 2], strides=[2, 2], pads=[0, 0, 1, 1]),
+    "k2-pads-above": dict(kernel_shape=[2, 2], strides=[2, 2], pads=[1, 0, 0, 0]),
+}
+# (rows of one vector and of two, 16 and 17 columns, the longest, odd and even)
+SHORT_ROWS_SIZES = [(12, 12), (13, 13), (9, 16), (8, 17), (14, 14), (27, 27), (7, 31), (6, 32)]
+# 3x3 windows whose 16th would read column 32 take the other path
+NOT_SHORT_ROWS = {("k3-pads-after", (6, 32)), ("k3-ceil", (6, 32))}
+
+
+def _takes_short_rows(name, size):
+    from fastpool._attrs import P_GROUP_VALUES
+    from fastpool._max_kernels import _short_square_rows
+
+    attrs = SHORT_ROWS_CASES[name]
+    dims = _planar_dims((1, 1, *size), attrs["kernel_shape"], attrs)
+    return dims[P_GROUP_VALUES] > 0 and bool(_short_square_rows.py_func(dims))
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=DTYPE_IDS)
+@pytest.mark.parametrize("name", list(SHORT_ROWS_CASES))
+def test_short_rows_2x2_3x3(name, dtype, entry):
+    """Values of 2x2/2 and 3x3/2 windows on rows of 12 to 32 columns (the plans checked to
+    take _short_rows_2x2_3x3, but for the two whose 16th window would read column 32):
+    pads after, pad rows above and below, ceil_mode, many ties, with and without NaN,
+    +-inf and -0.0, Relu fused, one plane and many, against the reference."""
+    attrs = SHORT_ROWS_CASES[name]
+    for size in SHORT_ROWS_SIZES:
+        assert _takes_short_rows(name, size) == ((name, size) not in NOT_SHORT_ROWS), size
+    shapes = [(1, 1, *size) for size in SHORT_ROWS_SIZES]
+    shapes += [(2, 5, 13, 13), (1, 7, 27, 27), (3, 3, 6, 32)]
+    check_with_ties_and_relu(attrs, dtype, shapes)
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=DTYPE_IDS)
+def test_short_rows_stay_inside(dtype):
+    """_short_rows_2x2_3x3 called on its own for some planes of an input: it writes their
+    outputs and nothing else (the output rows that end near y_end, the end of a thread's
+    outputs, go through its scratch), and the rows at the input's end (read through the
+    scratch) pool right; against the reference."""
+    from fastpool import _api
+    from fastpool._max_kernels import LANES, _short_rows_2x2_3x3
+    from fastpool._ordering import to_sortable
+
+    @numba.njit
+    def pool_planes(x, y, dims, p_from, p_to, y_end, fill):
+        sortable_fill = np.full(1, to_sortable(fill), dtype=x.dtype)[0]
+        scratch = np.full(7 * LANES, sortable_fill, dtype=x.dtype)
+        _short_rows_2x2_3x3(x, y[:y_end], dims, p_from, p_to, scratch, sortable_fill)
+
+    for name, attrs in SHORT_ROWS_CASES.items():
+        for size in SHORT_ROWS_SIZES:
+            if (name, size) in NOT_SHORT_ROWS:
+                continue
+            x = make_input((1, 4, *size), dtype, specials=False, negative_zero=False)
+            plan = _api._plan_max_pool(
+                x, attrs["kernel_shape"], "NOTSET", attrs.get("ceil_mode", 0), None,
+                attrs.get("pads"), 0, attrs["strides"], False, "NCHW",
+            )  # fmt: skip
+            dims, fill = plan.kernel_args[0], plan.kernel_args[3]
+            expected = ref_max_pool_values(x, **attrs).reshape(4, -1)
+            plane_out = expected.shape[1]
+            flat_x = x.reshape(-1).view(plan.kernel_dtype)
+            for p_from, p_to in [(0, 2), (1, 4), (3, 4), (0, 4)]:
+                y = np.full(4 * plane_out * x.itemsize, 0x5A, dtype=np.uint8)
+                pool_planes(flat_x, y.view(plan.kernel_dtype), dims, p_from, p_to,
+                            p_to * plane_out, fill)  # fmt: skip
+                planes = y.view(x.dtype).reshape(4, plane_out)
+                untouched = np.full(plane_out * x.itemsize, 0x5A, dtype=np.uint8)
+                for p in range(4):
+                    if p_from <= p < p_to:
+                        assert_identical(planes[p], expected[p])
+                    else:
+                        written = planes[p : p + 1].view(np.uint8)[0]
+                        assert np.array_equal(written, untouched), (name, size, p_from, p)
+
+
 @pytest.mark.parametrize("triples_path", ["pitch-rows"], indirect=True)
 @pytest.mark.parametrize("dtype", ALL_DTYPES, ids=DTYPE_IDS)
 def test_pitch_rows_at_their_widest(dtype, entry, triples_path):
