@@ -814,7 +814,10 @@ def test_2x2_stride_2_rows_check_every_row(attrs, dtype, entry):
 # of up to 64 (plane by plane): the pass down the columns takes each output row's 16, 32 or
 # 48 columns as vectors of 16 (_vectors), with a column past the pitch folded into the last
 # (fold), in one loop over every plane's rows (3x3/2 with no row at a border) or plane by
-# plane (the rows with a pad go through _column_max).
+# plane (the rows with a pad go through _column_max). Since 2026-12-06 the groups of planes
+# take this path for these windows only with a pad before the rows (pads-1, pad-left) or on
+# the rows _short_rows_2x2_3x3 leaves (see SHORT_ROWS_CASES); the other shapes below take
+# that path, as the every-dtype tests of both check.
 PITCH_ROW_VECTOR_CASES = {
     "k3-s2": (dict(kernel_shape=[3, 3], strides=[2, 2]), 1,
               [(2, 3, 13, 13), (1, 2, 26, 26), (1, 3, 27, 27), (1, 2, 40, 40)]),
@@ -826,6 +829,8 @@ PITCH_ROW_VECTOR_CASES = {
               [(1, 3, 12, 12), (2, 2, 13, 13), (1, 2, 27, 27)]),
     "k2-s2-pads-after": (dict(kernel_shape=[2, 2], strides=[2, 2], pads=[0, 0, 1, 1]), 0,
                          [(1, 2, 13, 13), (1, 2, 29, 29)]),
+    "k2-s2-pad-left": (dict(kernel_shape=[2, 2], strides=[2, 2], pads=[0, 1, 0, 0]), None,
+                       [(1, 3, 12, 12), (1, 2, 27, 27)]),
 }  # fmt: skip
 
 
