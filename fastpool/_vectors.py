@@ -1,5 +1,6 @@
 """Explicit vectors of 16 items for the kernels' short loops over a row: down the columns
-of small planes, of 3x3/2 rows (_rows_3x3) and of 2x2/2 rows, and along the 3x3/2 rows.
+of small planes, of 3x3/2 rows (_rows_3x3) and of 2x2/2 rows, along the 3x3/2 rows, and
+both ways at once on the short rows of 2x2/2 and 3x3/2 windows.
 
 On small planes the pass down the columns pools rows of 16 to 48 columns (_pitch_columns).
 LLVM vectorised its loop over a row only behind a run-time check that the row it writes
@@ -24,6 +25,14 @@ again after the pooling, 14-25% of the kernel's time on those layers. 2x2 window
 stride 2 on rows of at least 16 (VGG's planes of 56x56 and larger) take the same loop over
 two rows (max_of_2_rows_along), both checked: 0.78-0.94 of the time before on those layers
 (float32, batch 1, one thread, per process).
+
+On groups of small planes (rows of at most 32 columns, no pad before them), 2x2/2 and
+3x3/2 values take both passes at once, an output row at a time (max_of_3x3_stride_2,
+max_of_2x2_stride_2): each window row loaded as two vectors of 16, the column maxima split
+into even and odd columns by two shuffles (and the evens moved one lane for a third tap),
+16 windows stored. With the pass down the columns into a buffer and the flat pass along
+the rows, the workload's 3x3/2 layers of 12x12 to 28x28 planes took 1.2-2.4x the time they
+take this way (float32, batch 1 and 8, one thread, per process; docs/measurements.md).
 
 Values are compared in their sortable form (see _ordering.to_sortable): 16-bit floats
 (uint16 bits) are made sortable as they are loaded, and the maxima are stored sortable, as
