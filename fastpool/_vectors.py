@@ -79,15 +79,29 @@ def _greater(builder, dtype, a, b):
     return builder.icmp_unsigned(">", a, b)
 
 
+def _largest(builder, dtype, vectors):
+    """The lane-wise largest of the vectors, the first of equal ones."""
+    best = vectors[0]
+    for vector in vectors[1:]:
+        best = builder.select(_greater(builder, dtype, vector, best), vector, best)
+    return best
+
+
+def _splat(builder, vector_type, value):
+    """A vector of 16 lanes all holding value."""
+    lane = ir.VectorType(ir.IntType(32), LANES)
+    one = builder.insert_element(ir.Constant(vector_type, ir.Undefined), value,
+                                 ir.Constant(ir.IntType(32), 0))  # fmt: skip
+    return builder.shuffle_vector(one, one, ir.Constant(lane, [0] * LANES))
+
+
 def _store_largest(context, builder, x_type, x, offsets, columns_type, columns, at):
     """columns[at:][:16] = the largest of x's 16 items at each offset (the first of equal
     ones), sortable; returns the vectors as loaded, before the 16-bit floats' flip."""
     raw = [builder.load(pointer, align=1)
            for pointer in _vectors_at(context, builder, x_type, x, offsets)]  # fmt: skip
     rows = [_sortable_flip(builder, x_type.dtype, row) for row in raw]
-    best = rows[0]
-    for row in rows[1:]:
-        best = builder.select(_greater(builder, x_type.dtype, row, best), row, best)
+    best = _largest(builder, x_type.dtype, rows)
     (target,) = _vectors_at(context, builder, columns_type, columns, [at])
     builder.store(best, target, align=1)
     return raw
@@ -274,32 +288,24 @@ def _square_row_code(n):
         loaded = [_sortable_flip(builder, dtype, builder.load(pointer, align=1))
                   for pointer in _vectors_at(context, builder, x_type, x, offsets)]  # fmt: skip
         # each column's maximum down the rows: columns 0-15 and 16-31
-        low, high = loaded[0], loaded[1]
-        for k in range(1, n):
-            row_low, row_high = loaded[2 * k], loaded[2 * k + 1]
-            low = builder.select(_greater(builder, dtype, row_low, low), row_low, low)
-            high = builder.select(_greater(builder, dtype, row_high, high), row_high, high)
+        low, high = _largest(builder, dtype, loaded[0::2]), _largest(builder, dtype, loaded[1::2])
         # the columns at and past the row's end (the next row's, or past it) are the fill
-        lane = ir.VectorType(ir.IntType(32), LANES)
-        widths = builder.insert_element(ir.Constant(lane, ir.Undefined), width,
-                                        ir.Constant(ir.IntType(32), 0))  # fmt: skip
-        widths = builder.shuffle_vector(widths, widths, ir.Constant(lane, [0] * LANES))
-        fills = builder.insert_element(ir.Constant(low.type, ir.Undefined), fill,
-                                       ir.Constant(ir.IntType(32), 0))  # fmt: skip
-        fills = builder.shuffle_vector(fills, fills, ir.Constant(lane, [0] * LANES))
+        widths = _splat(builder, ir.VectorType(ir.IntType(32), LANES), width)
+        fills = _splat(builder, low.type, fill)
         low = builder.select(builder.icmp_signed("<", _lane_indices(range(LANES)), widths),
                              low, fills)  # fmt: skip
         high = builder.select(
             builder.icmp_signed("<", _lane_indices(range(LANES, 2 * LANES)), widths), high,
             fills)  # fmt: skip
         # window i reads columns 2i, 2i + 1 (and 2i + 2): split into even and odd columns
-        best = builder.shuffle_vector(low, high, _lane_indices(range(0, 2 * LANES, 2)))
-        odds = builder.shuffle_vector(low, high, _lane_indices(range(1, 2 * LANES, 2)))
-        best = builder.select(_greater(builder, dtype, odds, best), odds, best)
+        taps = [
+            builder.shuffle_vector(low, high, _lane_indices(range(0, 2 * LANES, 2))),
+            builder.shuffle_vector(low, high, _lane_indices(range(1, 2 * LANES, 2))),
+        ]
         if n == 3:  # (window 15 would read column 32: the callers have at most 15 windows)
-            nexts = builder.shuffle_vector(
-                low, high, _lane_indices([*range(2, 2 * LANES, 2), 2 * LANES - 1]))  # fmt: skip
-            best = builder.select(_greater(builder, dtype, nexts, best), nexts, best)
+            taps.append(builder.shuffle_vector(
+                low, high, _lane_indices([*range(2, 2 * LANES, 2), 2 * LANES - 1])))  # fmt: skip
+        best = _largest(builder, dtype, taps)
         (target,) = _vectors_at(context, builder, y_type, y, [y_at])
         builder.store(_sortable_flip(builder, dtype, best, back=True), target, align=1)
         return context.get_dummy_value()
