@@ -104,6 +104,8 @@ from fastpool._vectors import (
     max_of_3_rows,
     max_of_3_rows_along,
     max_of_3_taps_stride_2,
+    max_of_3x3_stride_1,
+    max_of_3x3_stride_1_narrow,
     max_of_3x3_stride_2,
 )
 
@@ -1030,49 +1032,91 @@ def _pitch_columns(
 
 @kernel(inline="always")
 def _short_square_rows(dims):
-    """Whether values of a group of small planes take _short_rows_2x2_3x3: 2x2 or 3x3
-    windows at stride 2, undilated, on rows of at most 32 columns with no pad before them,
-    whose windows each hold a row and a column of the plane (their first), and whose
-    last window's columns are among the first 32 (2x2: 16 windows a row, 3x3: 15)."""
-    k, W = dims[P_KH], dims[P_W]
+    """Whether values of a group of small planes take the short rows
+    (_short_rows_2x2_3x3, _short_rows_3x3_stride_1): undilated windows, each
+    holding a row and a column of the plane, on rows of at most 32 columns: 2x2 or 3x3 at
+    stride 2 with no pad before a row, the windows' columns among the first 32 (2x2: 16
+    windows a row, 3x3: 15), or 3x3 at stride 1 on rows of 12 to 32 with the pad before
+    them (of at most 2)."""
+    H, W, OH, OW = dims[P_H], dims[P_W], dims[P_OH], dims[P_OW]
+    k, ph, pw = dims[P_KH], dims[P_PH], dims[P_PW]
+    if _square_stride_2(dims, 2) or _square_stride_2(dims, 3):
+        return (
+            pw == 0
+            and ph < k
+            and W <= 2 * LANES
+            and 2 * (OW - 1) < W
+            and 2 * (OW - 1) + k <= 2 * LANES
+            and 2 * (OH - 1) - ph < H
+        )
+    # (3x3/1 on rows of under 12 columns stays with the flat stretches: on 6x6 and 7x7
+    # planes a first version of this took 1.4-1.8x their time, a vector holding too few)
     return (
-        (_square_stride_2(dims, 2) or _square_stride_2(dims, 3))
-        and dims[P_PW] == 0
-        and dims[P_PH] < k
-        and W <= 2 * LANES
-        and 2 * (dims[P_OW] - 1) < W
-        and 2 * (dims[P_OW] - 1) + k <= 2 * LANES
-        and 2 * (dims[P_OH] - 1) - dims[P_PH] < dims[P_H]
+        _square_stride_1(dims, 3)
+        and ph < k
+        and pw < k
+        and W >= 12
+        and W + pw <= 2 * LANES
+        and OW <= W + pw
+        and OH <= H + ph
     )
 
 
+# the windows of the short rows, one intrinsic each (_short_kind)
+SHORT_2X2_STRIDE_2, SHORT_3X3_STRIDE_2, SHORT_3X3_STRIDE_1, SHORT_3X3_STRIDE_1_NARROW = range(4)
+
+
 @kernel(inline="always")
-def _short_row(x, y, xa, at, top, dims, careful, scratch, sortable_fill):
-    """y[at:][:OW] = an output row of _short_rows_2x2_3x3 whose window rows start at row
-    ``top`` of the plane at x[xa] (a pad row: the window's first row inside, read again).
-    ``careful``: rows whose vectors would read past x, or outputs whose 16 would land past
-    the caller's (y.shape[0] less OW, see _short_rows_2x2_3x3), go through ``scratch``."""
-    H, W, OW, k = dims[P_H], dims[P_W], dims[P_OW], dims[P_KH]
+def _short_kind(dims):
+    """Which of the SHORT_ kinds the short rows pool (3x3/1 narrow: rows of at most 16
+    columns, pad before included, one vector a row)."""
+    if dims[P_SH] == 2:
+        return SHORT_3X3_STRIDE_2 if dims[P_KH] == 3 else SHORT_2X2_STRIDE_2
+    if dims[P_W] + dims[P_PW] <= LANES:
+        return SHORT_3X3_STRIDE_1_NARROW
+    return SHORT_3X3_STRIDE_1
+
+
+@kernel(inline="always")
+def _short_row_vectors(x, first, second, third, kind, pw, W, y, at, sortable_fill):
+    """y[at:] = an output row of the short rows (and the windows after it, up to 16 or 32) from
+    the rows at x[first], x[second] and x[third] (2x2: the first two). (Its arguments are
+    plain integers, not dims: the stores to y would make LLVM read dims again each row.)"""
+    if kind == SHORT_3X3_STRIDE_1_NARROW:
+        max_of_3x3_stride_1_narrow(x, first, second, third, pw, W, y, at, sortable_fill)
+    elif kind == SHORT_3X3_STRIDE_1:
+        max_of_3x3_stride_1(x, first, second, third, pw, W, y, at, sortable_fill)
+    elif kind == SHORT_3X3_STRIDE_2:
+        max_of_3x3_stride_2(x, first, second, third, W, y, at, sortable_fill)
+    else:
+        max_of_2x2_stride_2(x, first, second, W, y, at, sortable_fill)
+
+
+@kernel(inline="always")
+def _short_row(x, y, xa, at, top, kind, H, W, OW, pw, careful, scratch, sortable_fill):
+    """y[at:][:OW] = an output row of the short rows whose window rows start at row ``top`` of
+    the plane at x[xa] (a pad row: the window's first row inside, read again).
+    ``careful``: rows whose vectors would read outside x (from ``pw`` items before a row
+    to 32 after its start), or outputs whose 32 would land past the caller's (y.shape[0],
+    see _short_rows_2x2_3x3), go through ``scratch``."""
     first = xa + max(top, 0) * W
     second = xa + (top + 1) * W if 0 <= top + 1 < H else first
-    third = xa + (top + 2) * W if 0 <= top + 2 < H and k == 3 else first
+    third = (xa + (top + 2) * W if 0 <= top + 2 < H and kind != SHORT_2X2_STRIDE_2
+             else first)  # fmt: skip
     if not careful or (
-        max(first, max(second, third)) + 2 * LANES <= x.shape[0] and at + LANES <= y.shape[0]
+        min(first, min(second, third)) >= pw
+        and max(first, max(second, third)) + 2 * LANES <= x.shape[0]
+        and at + 2 * LANES <= y.shape[0]
     ):
-        if k == 3:
-            max_of_3x3_stride_2(x, first, second, third, W, y, at, sortable_fill)
-        else:
-            max_of_2x2_stride_2(x, first, second, W, y, at, sortable_fill)
+        _short_row_vectors(x, first, second, third, kind, pw, W, y, at, sortable_fill)
         return
+    # (each row at pw in its 32 items; the lanes before it are masked)
     for c in range(W):
-        scratch[c] = x[first + c]
-        scratch[2 * LANES + c] = x[second + c]
-        scratch[4 * LANES + c] = x[third + c]
-    if k == 3:
-        max_of_3x3_stride_2(scratch, 0, 2 * LANES, 4 * LANES, W, scratch, 6 * LANES,
-                            sortable_fill)  # fmt: skip
-    else:
-        max_of_2x2_stride_2(scratch, 0, 2 * LANES, W, scratch, 6 * LANES, sortable_fill)
+        scratch[pw + c] = x[first + c]
+        scratch[2 * LANES + pw + c] = x[second + c]
+        scratch[4 * LANES + pw + c] = x[third + c]
+    _short_row_vectors(scratch, pw, 2 * LANES + pw, 4 * LANES + pw, kind, pw, W, scratch,
+                       6 * LANES, sortable_fill)  # fmt: skip
     for c in range(OW):
         y[at + c] = scratch[6 * LANES + c]
 
@@ -1085,13 +1129,15 @@ def _short_rows_2x2_3x3(x, y, dims, p_from, p_to, scratch, sortable_fill):
     split into even and odd columns, and 16 windows stored (max_of_3x3_stride_2): the
     first OW are the output row, the others land on the next row's outputs, which that row
     then overwrites. ``y`` ends where the caller's outputs do (another thread's may follow).
-    The planes at the ends of x and y go row by row through ``scratch`` (7 x 16 items)
+    The planes at the ends of x and y go row by row through ``scratch`` (8 x 16 items)
     where they must. (The pass down the columns into a buffer, then along the rows over the
     whole group, took about 2x the time of this on the 3x3/2 layers of 12x12 to 28x28
     planes: float32, one thread, docs/measurements.md; with this loop's decisions made on
-    every row, 1.4x.)"""
+    every row, 1.4x; with one loop for these and 3x3/1 choosing the intrinsic once a plane,
+    1.04-1.2x.)"""
     H, W, OH, OW = dims[P_H], dims[P_W], dims[P_OH], dims[P_OW]
     k, ph = dims[P_KH], dims[P_PH]
+    kind = _short_kind(dims)
     # the output rows whose windows lie inside the plane
     in_lo = min(OH, (ph + 1) // 2)
     in_hi = max(in_lo, min(OH, (H - k + ph) // 2 + 1))
@@ -1103,7 +1149,8 @@ def _short_rows_2x2_3x3(x, y, dims, p_from, p_to, scratch, sortable_fill):
     for p in range(p_from, p_safe):
         xa, ya = p * H * W, p * OH * OW
         for oh in range(in_lo):
-            _short_row(x, y, xa, ya + oh * OW, 2 * oh - ph, dims, False, scratch, sortable_fill)
+            _short_row(x, y, xa, ya + oh * OW, 2 * oh - ph, kind, H, W, OW, 0, False, scratch,
+                       sortable_fill)  # fmt: skip
         ra, at = xa + (2 * in_lo - ph) * W, ya + in_lo * OW
         if k == 3:
             for _ in range(in_lo, in_hi):
@@ -1116,11 +1163,70 @@ def _short_rows_2x2_3x3(x, y, dims, p_from, p_to, scratch, sortable_fill):
                 ra += 2 * W
                 at += OW
         for oh in range(in_hi, OH):
-            _short_row(x, y, xa, ya + oh * OW, 2 * oh - ph, dims, False, scratch, sortable_fill)
+            _short_row(x, y, xa, ya + oh * OW, 2 * oh - ph, kind, H, W, OW, 0, False, scratch,
+                       sortable_fill)  # fmt: skip
     for p in range(p_safe, p_to):
         xa, ya = p * H * W, p * OH * OW
         for oh in range(OH):
-            _short_row(x, y, xa, ya + oh * OW, 2 * oh - ph, dims, True, scratch, sortable_fill)
+            _short_row(x, y, xa, ya + oh * OW, 2 * oh - ph, kind, H, W, OW, 0, True, scratch,
+                       sortable_fill)  # fmt: skip
+
+
+@kernel(inline="always")
+def _stride_1_rows(xa, top, H, W):
+    """The starts of the three rows of a 3x3/1 window whose first is row ``top`` of the
+    plane at x[xa] (rows outside: the first row inside)."""
+    first = xa + max(top, 0) * W
+    second = xa + (top + 1) * W if 0 <= top + 1 < H else first
+    third = xa + (top + 2) * W if top + 2 < H else first
+    return first, second, third
+
+
+@kernel(counted=False)
+def _short_rows_3x3_stride_1(x, y, dims, p_from, p_to, scratch, sortable_fill):
+    """_short_rows_2x2_3x3 for 3x3 windows at stride 1 on rows of at most 32 columns, the
+    pad before included: each row loaded as one vector of 16 (rows of at most 16) or two
+    from the pad before it, the column maxima shifted by one and two lanes, and 16 or 32
+    windows stored (max_of_3x3_stride_1). The input's first plane, whose first row would
+    be read from before the input when there is a pad, and the planes at the ends of x
+    and y go row by row through ``scratch``."""
+    H, W, OH, OW, ph, pw = dims[P_H], dims[P_W], dims[P_OH], dims[P_OW], dims[P_PH], dims[P_PW]
+    kind = _short_kind(dims)
+    p_lo = min(p_to, p_from + 1) if p_from == 0 and pw > 0 else p_from
+    p_safe = p_to
+    while p_safe > p_lo and (p_safe * H * W - W + 2 * LANES > x.shape[0]
+                             or p_safe * OH * OW - OW + 2 * LANES > y.shape[0]):  # fmt: skip
+        p_safe -= 1
+    # (in order: a row's 32 windows land on the next rows' outputs, even the next plane's;
+    # the planes through the scratch in a function of their own: inlined into the loop
+    # below, they made it take 1.4-1.6x its time)
+    for p in range(p_from, p_lo):
+        _short_plane_by_rows(x, y, p, dims, kind, scratch, sortable_fill)
+    for p in range(p_lo, p_safe):
+        xa, at = p * H * W, p * OH * OW
+        if kind == SHORT_3X3_STRIDE_1_NARROW:
+            for oh in range(OH):
+                first, second, third = _stride_1_rows(xa, oh - ph, H, W)
+                max_of_3x3_stride_1_narrow(x, first, second, third, pw, W, y, at, sortable_fill)
+                at += OW
+        else:
+            for oh in range(OH):
+                first, second, third = _stride_1_rows(xa, oh - ph, H, W)
+                max_of_3x3_stride_1(x, first, second, third, pw, W, y, at, sortable_fill)
+                at += OW
+    for p in range(p_safe, p_to):
+        _short_plane_by_rows(x, y, p, dims, kind, scratch, sortable_fill)
+
+
+@kernel(counted=False)
+def _short_plane_by_rows(x, y, p, dims, kind, scratch, sortable_fill):
+    """Plane p of _short_rows_3x3_stride_1 row by row, through ``scratch`` where a row
+    must (_short_row)."""
+    H, W, OH, OW, ph, pw = dims[P_H], dims[P_W], dims[P_OH], dims[P_OW], dims[P_PH], dims[P_PW]
+    xa, ya = p * H * W, p * OH * OW
+    for oh in range(OH):
+        _short_row(x, y, xa, ya + oh * OW, oh - ph, kind, H, W, OW, pw, True, scratch,
+                   sortable_fill)  # fmt: skip
 
 
 @kernel(inline="always")
@@ -1580,6 +1686,13 @@ def _group_argmax(
 def _square_stride_2(dims, k):
     """Whether the windows are k x k, undilated, at stride 2 along both axes (2x2: VGG's)."""
     return (dims[P_KH] == k and dims[P_KW] == k and dims[P_SH] == 2 and dims[P_SW] == 2
+            and dims[P_DH] == 1 and dims[P_DW] == 1)  # fmt: skip
+
+
+@kernel(inline="always")
+def _square_stride_1(dims, k):
+    """Whether the windows are k x k, undilated, at stride 1 along both axes."""
+    return (dims[P_KH] == k and dims[P_KW] == k and dims[P_SH] == 1 and dims[P_SW] == 1
             and dims[P_DH] == 1 and dims[P_DW] == 1)  # fmt: skip
 
 
@@ -2325,9 +2438,10 @@ def _planar_tasks(
         )
     )
     # values of 2x2/2 and 3x3/2 windows on short rows: groups of planes an output row at a
-    # time in registers, without the buffers below (_short_rows_2x2_3x3)
+    # time in registers, without the buffers below (_short_rows_2x2_3x3, _short_rows_3x3_stride_1)
     short_rows = group_planes > 0 and not want and _short_square_rows(dims)
-    short_scratch = np.full(7 * LANES if short_rows else 0, sortable_fill, dtype=x.dtype)
+    short_scratch = np.full(8 * LANES if short_rows else 0, sortable_fill, dtype=x.dtype)
+    short_y = y[: last_task * OH * OW]  # (the short rows write whole vectors up to its end)
     row_acc = np.empty(OW, dtype=x.dtype)
     narrow_out = np.empty(max(block_rows, group_planes * H) * W + 8
                           if narrow_rows and not want else 0, dtype=x.dtype)  # fmt: skip
@@ -2357,8 +2471,12 @@ def _planar_tasks(
                 special, negative_zero = _specials_held(bits, ga, ga + n, special_mask,
                                                         special_inf)  # fmt: skip
             if not special and short_rows:
-                _short_rows_2x2_3x3(x, y[: last_task * OH * OW], dims, task, g_to, short_scratch,
-                                    sortable_fill)  # fmt: skip
+                if sh == 2:
+                    _short_rows_2x2_3x3(x, short_y, dims, task, g_to, short_scratch,
+                                        sortable_fill)  # fmt: skip
+                else:
+                    _short_rows_3x3_stride_1(x, short_y, dims, task, g_to, short_scratch,
+                                             sortable_fill)  # fmt: skip
             elif not special and want and flat_columns:
                 _group_argmax(x, ga, n, columns, group_at, positions, column_of, row_of, y,
                               indices, H, W, kh, kw, dh, dw, ph, pw, sortable_fill)  # fmt: skip

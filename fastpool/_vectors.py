@@ -1,6 +1,6 @@
 """Explicit vectors of 16 items for the kernels' short loops over a row: down the columns
 of small planes, of 3x3/2 rows (_rows_3x3) and of 2x2/2 rows, along the 3x3/2 rows, and
-both ways at once on the short rows of 2x2/2 and 3x3/2 windows.
+both ways at once on the short rows of 2x2/2, 3x3/2 and 3x3/1 windows.
 
 On small planes the pass down the columns pools rows of 16 to 48 columns (_pitch_columns).
 LLVM vectorised its loop over a row only behind a run-time check that the row it writes
@@ -33,6 +33,10 @@ into even and odd columns by two shuffles (and the evens moved one lane for a th
 16 windows stored. With the pass down the columns into a buffer and the flat pass along
 the rows, the workload's 3x3/2 layers of 12x12 to 28x28 planes took 1.2-2.4x the time they
 take this way (float32, batch 1 and 8, one thread, per process; docs/measurements.md).
+3x3/1 windows on rows of at most 32 columns with their pad before take the same kind of
+step (max_of_3x3_stride_1, and its one-vector form for rows of at most 16): each row
+loaded from the pad before it, so that window j reads lanes j to j + 2 of the column
+maxima, found by shifting them one and two lanes.
 
 Values are compared in their sortable form (see _ordering.to_sortable): 16-bit floats
 (uint16 bits) are made sortable as they are loaded, and the maxima are stored sortable, as
@@ -268,6 +272,29 @@ def max_of_3_rows_along(typingctx, x, first, step, count, columns, at, held):
     return signature, _rows_along(3, 2)
 
 
+def _short_row_columns(context, builder, x_type, x, rows, n_vectors, lo, hi, fill):
+    """The column maxima of the rows starting at each offset in ``rows``: n_vectors vectors
+    of 16 lanes each (lane c: x[row + c]), the lanes outside [lo, hi) set to ``fill`` (lo
+    None: from lane 0), so that the columns of a pad, and those past the row, are pads."""
+    dtype = x_type.dtype
+    sixteen = ir.Constant(rows[0].type, LANES)
+    offsets = [at for row in rows for at in (row, builder.add(row, sixteen))[:n_vectors]]
+    loaded = [_sortable_flip(builder, dtype, builder.load(pointer, align=1))
+              for pointer in _vectors_at(context, builder, x_type, x, offsets)]  # fmt: skip
+    lane = ir.VectorType(ir.IntType(32), LANES)
+    his, fills = _splat(builder, lane, hi), _splat(builder, loaded[0].type, fill)
+    los = None if lo is None else _splat(builder, lane, lo)
+    columns = []
+    for k in range(n_vectors):
+        best = _largest(builder, dtype, loaded[k::n_vectors])
+        lanes = _lane_indices(range(k * LANES, (k + 1) * LANES))
+        inside = builder.icmp_signed("<", lanes, his)
+        if los is not None:
+            inside = builder.and_(inside, builder.icmp_signed(">=", lanes, los))
+        columns.append(builder.select(inside, best, fills))
+    return columns
+
+
 def _square_row_code(n):
     """The code of an output row of n x n windows (2 or 3) at stride 2 on a row of at most
     32 columns, from its n input rows."""
@@ -281,22 +308,11 @@ def _square_row_code(n):
             context.cast(builder, args[n + 1], signature.args[n + 1], types.int32),
             context.cast(builder, args[n + 3], signature.args[n + 3], types.intp),
         )  # fmt: skip
-        fill = args[n + 4]
         dtype = x_type.dtype
-        sixteen = ir.Constant(rows[0].type, LANES)
-        offsets = [at for row in rows for at in (row, builder.add(row, sixteen))]
-        loaded = [_sortable_flip(builder, dtype, builder.load(pointer, align=1))
-                  for pointer in _vectors_at(context, builder, x_type, x, offsets)]  # fmt: skip
-        # each column's maximum down the rows: columns 0-15 and 16-31
-        low, high = _largest(builder, dtype, loaded[0::2]), _largest(builder, dtype, loaded[1::2])
-        # the columns at and past the row's end (the next row's, or past it) are the fill
-        widths = _splat(builder, ir.VectorType(ir.IntType(32), LANES), width)
-        fills = _splat(builder, low.type, fill)
-        low = builder.select(builder.icmp_signed("<", _lane_indices(range(LANES)), widths),
-                             low, fills)  # fmt: skip
-        high = builder.select(
-            builder.icmp_signed("<", _lane_indices(range(LANES, 2 * LANES)), widths), high,
-            fills)  # fmt: skip
+        # each column's maximum down the rows, columns 0-15 and 16-31; the columns at and
+        # past the row's end (the next row's, or past it) are the fill
+        low, high = _short_row_columns(context, builder, x_type, x, rows, 2, None, width,
+                                       args[n + 4])  # fmt: skip
         # window i reads columns 2i, 2i + 1 (and 2i + 2): split into even and odd columns
         taps = [
             builder.shuffle_vector(low, high, _lane_indices(range(0, 2 * LANES, 2))),
@@ -308,6 +324,43 @@ def _square_row_code(n):
         best = _largest(builder, dtype, taps)
         (target,) = _vectors_at(context, builder, y_type, y, [y_at])
         builder.store(_sortable_flip(builder, dtype, best, back=True), target, align=1)
+        return context.get_dummy_value()
+
+    return codegen
+
+
+def _stride_1_row_code(n_vectors):
+    """The code of an output row of 3x3 windows at stride 1 on a row of at most 16 x
+    n_vectors columns, pad included, from its 3 input rows."""
+
+    def codegen(context, builder, signature, args):
+        x_type, y_type = signature.args[0], signature.args[6]
+        x, y = args[0], args[6]
+        rows, pad, width, y_at = (
+            [context.cast(builder, args[1 + k], signature.args[1 + k], types.intp)
+             for k in range(3)],
+            context.cast(builder, args[4], signature.args[4], types.int32),
+            context.cast(builder, args[5], signature.args[5], types.int32),
+            context.cast(builder, args[7], signature.args[7], types.intp),
+        )  # fmt: skip
+        dtype = x_type.dtype
+        # lane c holds column c - pad: window j reads lanes j, j + 1 and j + 2
+        starts = [builder.sub(row, context.cast(builder, pad, types.int32, types.intp))
+                  for row in rows]  # fmt: skip
+        columns = _short_row_columns(context, builder, x_type, x, starts, n_vectors, pad,
+                                     builder.add(width, pad), args[8])  # fmt: skip
+        columns.append(_splat(builder, columns[0].type, args[8]))  # (the lanes past them)
+        sixteen = ir.Constant(y_at.type, LANES)
+        targets = _vectors_at(context, builder, y_type, y,
+                              [y_at, builder.add(y_at, sixteen)][:n_vectors])  # fmt: skip
+        for k, target in enumerate(targets):
+            taps = [columns[k]] + [
+                builder.shuffle_vector(columns[k], columns[k + 1],
+                                       _lane_indices(range(shift, shift + LANES)))
+                for shift in (1, 2)
+            ]  # fmt: skip
+            best = _largest(builder, dtype, taps)
+            builder.store(_sortable_flip(builder, dtype, best, back=True), target, align=1)
         return context.get_dummy_value()
 
     return codegen
@@ -334,3 +387,30 @@ def max_of_2x2_stride_2(typingctx, x, first, second, width, y, y_at, fill):
     if x.dtype != y.dtype or fill != x.dtype:
         return None
     return types.void(x, first, second, width, y, y_at, fill), _square_row_code(2)
+
+
+def _stride_1_signature(x, first, second, third, pad, width, y, y_at, fill):
+    if x.dtype != y.dtype or fill != x.dtype:
+        return None
+    return types.void(x, first, second, third, pad, width, y, y_at, fill)
+
+
+@intrinsic
+def max_of_3x3_stride_1(typingctx, x, first, second, third, pad, width, y, y_at, fill):
+    """y[y_at + j] = the largest of x[r + j - pad + i] for r in first, second and third and
+    i < 3, for j < 32: an output row of 3x3 windows at stride 1 on rows of ``width``
+    columns starting at x[first], x[second] and x[third], with ``pad`` columns of pad
+    before them, width + pad <= 32. Each row is loaded as two vectors of 16 from ``pad``
+    items before its start; columns before the row or at or past ``width`` count as
+    ``fill`` (sortable). From x's values to y's, compared in their sortable form. No
+    bounds are checked: the caller's offsets lie inside."""
+    signature = _stride_1_signature(x, first, second, third, pad, width, y, y_at, fill)
+    return signature, _stride_1_row_code(2)
+
+
+@intrinsic
+def max_of_3x3_stride_1_narrow(typingctx, x, first, second, third, pad, width, y, y_at, fill):
+    """max_of_3x3_stride_1 on rows of width + pad <= 16: each row loaded as one vector of
+    16, and y[y_at + j] stored for j < 16."""
+    signature = _stride_1_signature(x, first, second, third, pad, width, y, y_at, fill)
+    return signature, _stride_1_row_code(1)

@@ -857,10 +857,13 @@ def test_pitch_rows_values_as_vectors(case, dtype, entry):
 
 
 # Values of 2x2/2 and 3x3/2 windows on groups of small planes whose rows hold at most 32
-# columns, with no pad before them: _short_rows_2x2_3x3, an output row at a time in
-# registers (each row two vectors of 16, its column maxima split into even and odd
-# columns, 16 windows stored, the first OW kept); a pad row above or below is the window's
-# first row read again, columns at or past the row's end count as the fill.
+# columns, with no pad before them, and of 3x3/1 ones on rows of 12 to 32 with the pad
+# before them: _short_rows_2x2_3x3 and _short_rows_3x3_stride_1, an output row at a time
+# in registers (at stride 2 each row two vectors of 16, its column maxima split into even
+# and odd columns, 16 windows stored; at stride 1 one vector or two from the pad before
+# the row, shifted by one and two lanes, 16 or 32 windows stored; the first OW kept); a
+# pad row above or below is the window's first row read again, columns outside the row
+# count as the fill.
 SHORT_ROWS_CASES = {
     "k3": dict(kernel_shape=[3, 3], strides=[2, 2]),
     "k3-pads-after": dict(kernel_shape=[3, 3], strides=[2, 2], pads=[0, 0, 1, 1]),
@@ -869,11 +872,21 @@ SHORT_ROWS_CASES = {
     "k2": dict(kernel_shape=[2, 2], strides=[2, 2]),
     "k2-pads-after": dict(kernel_shape=[2, 2], strides=[2, 2], pads=[0, 0, 1, 1]),
     "k2-pads-above": dict(kernel_shape=[2, 2], strides=[2, 2], pads=[1, 0, 0, 0]),
+    "k3-s1-pads-1": dict(kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+    "k3-s1": dict(kernel_shape=[3, 3]),
+    "k3-s1-pads-before": dict(kernel_shape=[3, 3], pads=[2, 2, 0, 1]),
+    "k3-s1-pads-after": dict(kernel_shape=[3, 3], pads=[0, 0, 2, 2]),
 }
-# (rows of one vector and of two, 16 and 17 columns, the longest, odd and even)
-SHORT_ROWS_SIZES = [(12, 12), (13, 13), (9, 16), (8, 17), (14, 14), (27, 27), (7, 31), (6, 32)]
-# 3x3 windows whose 16th would read column 32 take the other path
-NOT_SHORT_ROWS = {("k3-pads-after", (6, 32)), ("k3-ceil", (6, 32))}
+# (rows of one vector and of two, 16 and 17 columns, the longest, odd and even; at stride
+# 1, rows of 15 and 16 with their pad too)
+SHORT_ROWS_SIZES = [(12, 12), (13, 13), (9, 16), (8, 17), (14, 14), (27, 27), (7, 31), (6, 32),
+                    (5, 15), (11, 11)]  # fmt: skip
+# 3x3/2 windows whose 16th would read column 32, and 3x3/1 rows longer than 32 with their
+# pad or shorter than 12, take the other paths
+NOT_SHORT_ROWS = {("k3-pads-after", (6, 32)), ("k3-ceil", (6, 32)), ("k3-s1-pads-1", (6, 32)),
+                  ("k3-s1-pads-before", (7, 31)), ("k3-s1-pads-before", (6, 32)),
+                  *((name, (11, 11)) for name in ("k3-s1-pads-1", "k3-s1", "k3-s1-pads-before",
+                                                  "k3-s1-pads-after"))}  # fmt: skip
 
 
 def _takes_short_rows(name, size):
@@ -887,11 +900,11 @@ def _takes_short_rows(name, size):
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES, ids=DTYPE_IDS)
 @pytest.mark.parametrize("name", list(SHORT_ROWS_CASES))
-def test_short_rows_2x2_3x3(name, dtype, entry):
-    """Values of 2x2/2 and 3x3/2 windows on rows of 12 to 32 columns (the plans checked to
-    take _short_rows_2x2_3x3, but for the two whose 16th window would read column 32):
-    pads after, pad rows above and below, ceil_mode, many ties, with and without NaN,
-    +-inf and -0.0, Relu fused, one plane and many, against the reference."""
+def test_short_rows(name, dtype, entry):
+    """Values of 2x2/2, 3x3/2 and 3x3/1 windows on rows of 12 to 32 columns (the plans
+    checked to take the short rows, but for those listed in NOT_SHORT_ROWS): pads before
+    (3x3/1) and after, pad rows above and below, ceil_mode, many ties, with and without
+    NaN, +-inf and -0.0, Relu fused, one plane and many, against the reference."""
     attrs = SHORT_ROWS_CASES[name]
     for size in SHORT_ROWS_SIZES:
         assert _takes_short_rows(name, size) == ((name, size) not in NOT_SHORT_ROWS), size
@@ -902,19 +915,24 @@ def test_short_rows_2x2_3x3(name, dtype, entry):
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES, ids=DTYPE_IDS)
 def test_short_rows_stay_inside(dtype):
-    """_short_rows_2x2_3x3 called on its own for some planes of an input: it writes their
-    outputs and nothing else (the output rows that end near y_end, the end of a thread's
-    outputs, go through its scratch), and the rows at the input's end (read through the
-    scratch) pool right; against the reference."""
+    """The short rows (_short_rows_2x2_3x3, _short_rows_3x3_stride_1) called on their own
+    for some planes of an input: they write their outputs and nothing else (the output rows
+    that end near y_end, the end of a thread's outputs, go through the scratch, and so does
+    the input's first plane at stride 1 with a pad before the rows), and the rows at the
+    input's end (read through the scratch) pool right; against the reference."""
     from fastpool import _api
-    from fastpool._max_kernels import LANES, _short_rows_2x2_3x3
+    from fastpool._attrs import P_SH
+    from fastpool._max_kernels import LANES, _short_rows_2x2_3x3, _short_rows_3x3_stride_1
     from fastpool._ordering import to_sortable
 
     @numba.njit
     def pool_planes(x, y, dims, p_from, p_to, y_end, fill):
         sortable_fill = np.full(1, to_sortable(fill), dtype=x.dtype)[0]
-        scratch = np.full(7 * LANES, sortable_fill, dtype=x.dtype)
-        _short_rows_2x2_3x3(x, y[:y_end], dims, p_from, p_to, scratch, sortable_fill)
+        scratch = np.full(8 * LANES, sortable_fill, dtype=x.dtype)
+        if dims[P_SH] == 1:
+            _short_rows_3x3_stride_1(x, y[:y_end], dims, p_from, p_to, scratch, sortable_fill)
+        else:
+            _short_rows_2x2_3x3(x, y[:y_end], dims, p_from, p_to, scratch, sortable_fill)
 
     for name, attrs in SHORT_ROWS_CASES.items():
         for size in SHORT_ROWS_SIZES:
@@ -923,7 +941,7 @@ def test_short_rows_stay_inside(dtype):
             x = make_input((1, 4, *size), dtype, specials=False, negative_zero=False)
             plan = _api._plan_max_pool(
                 x, attrs["kernel_shape"], "NOTSET", attrs.get("ceil_mode", 0), None,
-                attrs.get("pads"), 0, attrs["strides"], False, "NCHW",
+                attrs.get("pads"), 0, attrs.get("strides", [1, 1]), False, "NCHW",
             )  # fmt: skip
             dims, fill = plan.kernel_args[0], plan.kernel_args[3]
             expected = ref_max_pool_values(x, **attrs).reshape(4, -1)
