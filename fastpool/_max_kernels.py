@@ -1036,7 +1036,7 @@ def _short_square_rows(dims):
     (_short_rows_2x2_3x3, _short_rows_3x3_stride_1): undilated windows, each
     holding a row and a column of the plane, on rows of at most 32 columns: 2x2 or 3x3 at
     stride 2 with no pad before a row, the windows' columns among the first 32 (2x2: 16
-    windows a row, 3x3: 15), or 3x3 at stride 1 on rows of 12 to 32 with the pad before
+    windows a row, 3x3: 15), or 3x3 at stride 1 on rows of 10 to 32 with the pad before
     them (of at most 2)."""
     H, W, OH, OW = dims[P_H], dims[P_W], dims[P_OH], dims[P_OW]
     k, ph, pw = dims[P_KH], dims[P_PH], dims[P_PW]
@@ -1049,13 +1049,14 @@ def _short_square_rows(dims):
             and 2 * (OW - 1) + k <= 2 * LANES
             and 2 * (OH - 1) - ph < H
         )
-    # (3x3/1 on rows of under 12 columns stays with the flat stretches: on 6x6 and 7x7
-    # planes a first version of this took 1.4-1.8x their time, a vector holding too few)
+    # (3x3/1 on rows of under 10 columns stays with the flat stretches: called on their
+    # own, one thread, float32, the short rows took 1.1-1.9x their time on 6x6 and 7x7
+    # planes, 0.9-1.1x on 8x8 and 9x9, 0.74-0.78x on 10x10 and 0.6x on 11x11)
     return (
         _square_stride_1(dims, 3)
         and ph < k
         and pw < k
-        and W >= 12
+        and W >= 10
         and W + pw <= 2 * LANES
         and OW <= W + pw
         and OH <= H + ph
@@ -1121,6 +1122,34 @@ def _short_row(x, y, xa, at, top, kind, H, W, OW, pw, careful, scratch, sortable
         y[at + c] = scratch[6 * LANES + c]
 
 
+@kernel(inline="always")
+def _planes_in_place(x, y, p_from, p_to, H, W, OH, OW, pw, stored):
+    """(p_lo, p_safe): the planes p_lo to p_safe - 1 of the short rows' p_from to p_to - 1
+    pool in place, the others through the scratch (_short_plane_by_rows). Before p_lo: the
+    input's first plane, whose first row would be read from ``pw`` items before x. From
+    p_safe: the planes at the ends of x and y, where a row's vectors (32 items from its
+    start) would read past x, or the ``stored`` outputs of its last row land past y."""
+    p_lo = min(p_to, p_from + 1) if p_from == 0 and pw > 0 else p_from
+    p_safe = p_to
+    while p_safe > p_lo and (p_safe * H * W - W + 2 * LANES > x.shape[0]
+                             or p_safe * OH * OW - OW + stored > y.shape[0]):  # fmt: skip
+        p_safe -= 1
+    return p_lo, p_safe
+
+
+@kernel(counted=False)
+def _short_plane_by_rows(x, y, p, dims, kind, scratch, sortable_fill):
+    """Plane p of the short rows row by row, through ``scratch`` where a row must
+    (_short_row). (A function of its own: inlined into the first stride-1 loop, this made
+    it take 1.4-1.7x the prototype's time, against 1.3-1.6x out of it.)"""
+    H, W, OH, OW = dims[P_H], dims[P_W], dims[P_OH], dims[P_OW]
+    sh, ph, pw = dims[P_SH], dims[P_PH], dims[P_PW]
+    xa, ya = p * H * W, p * OH * OW
+    for oh in range(OH):
+        _short_row(x, y, xa, ya + oh * OW, sh * oh - ph, kind, H, W, OW, pw, True, scratch,
+                   sortable_fill)  # fmt: skip
+
+
 @kernel(counted=False)
 def _short_rows_2x2_3x3(x, y, dims, p_from, p_to, scratch, sortable_fill):
     """Values of 2x2 or 3x3 windows at stride 2 on planes p_from to p_to - 1 whose rows
@@ -1141,18 +1170,15 @@ def _short_rows_2x2_3x3(x, y, dims, p_from, p_to, scratch, sortable_fill):
     # the output rows whose windows lie inside the plane
     in_lo = min(OH, (ph + 1) // 2)
     in_hi = max(in_lo, min(OH, (H - k + ph) // 2 + 1))
-    # the planes that need no scratch come first (rows and outputs go up with the plane)
-    p_safe = p_to
-    while p_safe > p_from and (p_safe * H * W - W + 2 * LANES > x.shape[0]
-                               or p_safe * OH * OW - OW + LANES > y.shape[0]):  # fmt: skip
-        p_safe -= 1
+    # (no pad before a row: p_lo is p_from)
+    _, p_safe = _planes_in_place(x, y, p_from, p_to, H, W, OH, OW, 0, LANES)
     for p in range(p_from, p_safe):
         xa, ya = p * H * W, p * OH * OW
         for oh in range(in_lo):
             _short_row(x, y, xa, ya + oh * OW, 2 * oh - ph, kind, H, W, OW, 0, False, scratch,
                        sortable_fill)  # fmt: skip
         ra, at = xa + (2 * in_lo - ph) * W, ya + in_lo * OW
-        if k == 3:
+        if kind == SHORT_3X3_STRIDE_2:
             for _ in range(in_lo, in_hi):
                 max_of_3x3_stride_2(x, ra, ra + W, ra + 2 * W, W, y, at, sortable_fill)
                 ra += 2 * W
@@ -1166,20 +1192,7 @@ def _short_rows_2x2_3x3(x, y, dims, p_from, p_to, scratch, sortable_fill):
             _short_row(x, y, xa, ya + oh * OW, 2 * oh - ph, kind, H, W, OW, 0, False, scratch,
                        sortable_fill)  # fmt: skip
     for p in range(p_safe, p_to):
-        xa, ya = p * H * W, p * OH * OW
-        for oh in range(OH):
-            _short_row(x, y, xa, ya + oh * OW, 2 * oh - ph, kind, H, W, OW, 0, True, scratch,
-                       sortable_fill)  # fmt: skip
-
-
-@kernel(inline="always")
-def _stride_1_rows(xa, top, H, W):
-    """The starts of the three rows of a 3x3/1 window whose first is row ``top`` of the
-    plane at x[xa] (rows outside: the first row inside)."""
-    first = xa + max(top, 0) * W
-    second = xa + (top + 1) * W if 0 <= top + 1 < H else first
-    third = xa + (top + 2) * W if top + 2 < H else first
-    return first, second, third
+        _short_plane_by_rows(x, y, p, dims, kind, scratch, sortable_fill)
 
 
 @kernel(counted=False)
@@ -1192,41 +1205,38 @@ def _short_rows_3x3_stride_1(x, y, dims, p_from, p_to, scratch, sortable_fill):
     and y go row by row through ``scratch``."""
     H, W, OH, OW, ph, pw = dims[P_H], dims[P_W], dims[P_OH], dims[P_OW], dims[P_PH], dims[P_PW]
     kind = _short_kind(dims)
-    p_lo = min(p_to, p_from + 1) if p_from == 0 and pw > 0 else p_from
-    p_safe = p_to
-    while p_safe > p_lo and (p_safe * H * W - W + 2 * LANES > x.shape[0]
-                             or p_safe * OH * OW - OW + 2 * LANES > y.shape[0]):  # fmt: skip
-        p_safe -= 1
-    # (in order: a row's 32 windows land on the next rows' outputs, even the next plane's;
-    # the planes through the scratch in a function of their own: inlined into the loop
-    # below, they made it take 1.4-1.6x its time)
+    narrow = kind == SHORT_3X3_STRIDE_1_NARROW
+    in_lo = min(OH, ph)
+    in_hi = max(in_lo, min(OH, H - 2 + ph))
+    p_lo, p_safe = _planes_in_place(x, y, p_from, p_to, H, W, OH, OW, pw, 2 * LANES)
+    # (in order: a row's 32 windows land on the next rows' outputs, even the next plane's)
     for p in range(p_from, p_lo):
         _short_plane_by_rows(x, y, p, dims, kind, scratch, sortable_fill)
     for p in range(p_lo, p_safe):
-        xa, at = p * H * W, p * OH * OW
-        if kind == SHORT_3X3_STRIDE_1_NARROW:
-            for oh in range(OH):
-                first, second, third = _stride_1_rows(xa, oh - ph, H, W)
-                max_of_3x3_stride_1_narrow(x, first, second, third, pw, W, y, at, sortable_fill)
+        xa, ya = p * H * W, p * OH * OW
+        for oh in range(in_lo):
+            _short_row(x, y, xa, ya + oh * OW, oh - ph, kind, H, W, OW, pw, False, scratch,
+                       sortable_fill)  # fmt: skip
+        # (the inside rows on plain offsets, the intrinsic chosen once a plane: with every
+        # window's rows worked out on every row, the loop took 1.02-1.45x the time of
+        # this, called on its own)
+        ra, at = xa + (in_lo - ph) * W, ya + in_lo * OW
+        if narrow:
+            for _ in range(in_lo, in_hi):
+                max_of_3x3_stride_1_narrow(x, ra, ra + W, ra + 2 * W, pw, W, y, at,
+                                           sortable_fill)  # fmt: skip
+                ra += W
                 at += OW
         else:
-            for oh in range(OH):
-                first, second, third = _stride_1_rows(xa, oh - ph, H, W)
-                max_of_3x3_stride_1(x, first, second, third, pw, W, y, at, sortable_fill)
+            for _ in range(in_lo, in_hi):
+                max_of_3x3_stride_1(x, ra, ra + W, ra + 2 * W, pw, W, y, at, sortable_fill)
+                ra += W
                 at += OW
+        for oh in range(in_hi, OH):
+            _short_row(x, y, xa, ya + oh * OW, oh - ph, kind, H, W, OW, pw, False, scratch,
+                       sortable_fill)  # fmt: skip
     for p in range(p_safe, p_to):
         _short_plane_by_rows(x, y, p, dims, kind, scratch, sortable_fill)
-
-
-@kernel(counted=False)
-def _short_plane_by_rows(x, y, p, dims, kind, scratch, sortable_fill):
-    """Plane p of _short_rows_3x3_stride_1 row by row, through ``scratch`` where a row
-    must (_short_row)."""
-    H, W, OH, OW, ph, pw = dims[P_H], dims[P_W], dims[P_OH], dims[P_OW], dims[P_PH], dims[P_PW]
-    xa, ya = p * H * W, p * OH * OW
-    for oh in range(OH):
-        _short_row(x, y, xa, ya + oh * OW, oh - ph, kind, H, W, OW, pw, True, scratch,
-                   sortable_fill)  # fmt: skip
 
 
 @kernel(inline="always")
