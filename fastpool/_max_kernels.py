@@ -657,7 +657,7 @@ def max_pool_serial(
 ):
     """max_pool on the calling thread (``threads`` is ignored), for small inputs."""
     _max_pool_tasks(x, y, indices, want, shape, geo, taps, order, inf_bits, fill, act_code,
-                    act_constants, 1, 0, shape[0])  # fmt: skip
+                    act_constants, np.int64(1), np.int64(0), shape[0])  # fmt: skip
 
 
 # ---- MaxPool, channels first, one or two spatial axes -------------------------------------
@@ -3039,10 +3039,14 @@ def max_pool_planar_serial(
     """max_pool_planar on the calling thread (``threads`` is ignored), for small inputs."""
     planes = y.shape[0] // (dims[P_OH] * dims[P_OW])
     wide = wide_items(x)
-    group_planes, block_rows, row_of, column_of = _flat_tables(dims, 1, planes, want, wide)
+    # Integers typed int64, not as literals, in every call of a tasks kernel: numba compiles
+    # a kernel anew for each literal argument, and _planar_tasks took 4-5 minutes to compile
+    # for each of its four versions (AMD EPYC Zen 3, 2026-12-07).
+    one, zero = np.int64(1), np.int64(0)
+    group_planes, block_rows, row_of, column_of = _flat_tables(dims, one, planes, want, wide)
     _planar_tasks(
         x, bits, y, indices, want, dims, taps, inf_bits, fill, special_mask, special_inf,
-        act_code, act_constants, 1, 0, planes, group_planes, block_rows, row_of, column_of,
+        act_code, act_constants, one, zero, planes, group_planes, block_rows, row_of, column_of,
     )  # fmt: skip
 
 
@@ -3180,8 +3184,9 @@ def _volume_tasks(
         group_planes, block_rows = 0, 0
         row_of = column_of = np.empty(0, dtype=np.int32)
     else:
-        group_planes, block_rows, row_of, column_of = _flat_tables(dims, 1, batch, False,
-                                                                   wide_items(x))  # fmt: skip
+        group_planes, block_rows, row_of, column_of = _flat_tables(
+            dims, np.int64(1), batch, no_want, wide_items(x)
+        )
     maxima = np.empty(0 if cubes else batch * plane_size, dtype=x.dtype)
     # (the planar kernel's arguments as it always gets them: one compiled version)
     maxima_bits = maxima.view(bits.dtype)
@@ -3208,7 +3213,7 @@ def _volume_tasks(
                     special_mask, same_type(0, special_mask), special_mask, True,
                 )  # fmt: skip
                 if largest > special_inf:
-                    _max_pool_tasks(x, y, no_indices, False, shape, geo, taps, order,
+                    _max_pool_tasks(x, y, no_indices, no_want, shape, geo, taps, order,
                                     inf_bits, fill, act_code, act_constants, row_blocks, task,
                                     task + 1)  # fmt: skip
                     continue
@@ -3264,7 +3269,7 @@ def _volume_tasks(
             held = 0
             if nan_held:
                 # the whole task, exactly (its outputs written so far are the same either way)
-                _max_pool_tasks(x, y, no_indices, False, shape, geo, taps, order, inf_bits,
+                _max_pool_tasks(x, y, no_indices, no_want, shape, geo, taps, order, inf_bits,
                                 fill, act_code, act_constants, row_blocks, task,
                                 task + 1)  # fmt: skip
                 break
@@ -3297,7 +3302,8 @@ def _volume_planes(
     _planar_tasks(
         maxima[ma : ma + n], maxima_bits[ma : ma + n], y[ya : ya + n_slices * out_plane],
         no_indices, no_want, dims, plane_taps, inf_bits, fill, no_check, special_inf,
-        act_code, act_constants, 1, 0, n_slices, group_planes, block_rows, row_of, column_of,
+        np.int64(act_code), act_constants, np.int64(1), np.int64(0), np.int64(n_slices),
+        np.int64(group_planes), np.int64(block_rows), row_of, column_of,
     )  # fmt: skip
 
 
@@ -3369,7 +3375,7 @@ def max_pool_volume_serial(
     """max_pool_volume on the calling thread (``threads`` is ignored), for small inputs."""
     _volume_tasks(
         x, bits, y, shape, geo, taps, order, inf_bits, fill, dims, plane_taps, special_mask,
-        special_inf, act_code, act_constants, 1, 0, shape[0],
+        special_inf, act_code, act_constants, np.int64(1), np.int64(0), shape[0],
     )  # fmt: skip
 
 
@@ -3414,6 +3420,7 @@ def _channels_last_tasks(
     most_taps = min(geo[KERNEL, 0], H) * (min(geo[KERNEL, 1], H2) if lead == 2 else 1)
     row_starts = np.empty(most_taps, dtype=np.int64)
     no_indices = np.empty(0, dtype=np.int64)
+    no_want = np.bool_(False)
     for task in range(first_task, last_task):
         image = task // row_blocks
         block_no = task - image * row_blocks
@@ -3439,7 +3446,7 @@ def _channels_last_tasks(
                                                     xa + r_hi * slice_length, special_mask,
                                                     special_inf)  # fmt: skip
                 if nan:
-                    _max_pool_tasks(x, y, no_indices, False, shape, geo, taps, order, inf_bits,
+                    _max_pool_tasks(x, y, no_indices, no_want, shape, geo, taps, order, inf_bits,
                                     fill, act_code, act_constants, row_blocks, task,
                                     task + 1)  # fmt: skip
                     exact = True
@@ -3601,7 +3608,7 @@ def max_pool_channels_last_serial(
     """max_pool_channels_last on the calling thread (``threads`` is ignored)."""
     _channels_last_tasks(
         x, bits, y, shape, geo, taps, order, inf_bits, fill, special_mask, special_inf,
-        act_code, act_constants, 1, 0, shape[0],
+        act_code, act_constants, np.int64(1), np.int64(0), shape[0],
     )  # fmt: skip
 
 

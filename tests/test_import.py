@@ -55,6 +55,40 @@ def test_kernels_are_cached_on_disk():
         assert list(pathlib.Path(cache_path).glob(f"_max_kernels.{name}-*.nbi")), name
 
 
+def test_tasks_kernels_compile_once_per_dtype():
+    """The kernels that the entries call (each of which takes minutes to compile) have one
+    compiled version per dtype in the disk cache: every call passes the same argument types,
+    and no literal integer, for which numba would compile the kernel again (a 1 and a 0
+    passed as literals made four versions of _planar_tasks per dtype, 4-5 minutes each, on
+    a 2-core AMD EPYC Zen 3). numba writes a callee's versions to the cache index as it
+    compiles them; the warmup's MaxPool steps reach every call of these kernels, for float32
+    here (a cold cache compiles them first)."""
+    out = run_python(
+        """
+        import json
+        from fastpool import _max_kernels, _warmup
+        labels = [step[0] for step in _warmup._steps()]
+        _warmup._run_steps([labels.index("MaxPool float32 serial"),
+                            labels.index("MaxPool float32 parallel")], None)
+        found = {}
+        for name in ("_planar_tasks", "_volume_tasks", "_channels_last_tasks",
+                     "_max_pool_tasks"):
+            index = getattr(_max_kernels, name)._cache._cache_file._load_index()
+            found[name] = sorted({str(key[0]) for key in index})
+        print(json.dumps(found))
+        """
+    )
+    import json
+
+    for name, signatures in json.loads(out).items():
+        assert signatures, name
+        assert not [s for s in signatures if "Literal" in s], (name, signatures)
+        # one version per type of x (the first argument); float16 and bfloat16 share uint16
+        first_arguments = [s.split("), ")[0] for s in signatures]
+        assert len(first_arguments) == len(set(first_arguments)), (name, signatures)
+        assert any("float32" in first for first in first_arguments), (name, signatures)
+
+
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_warmup_reaches_every_kernel_entry(jobs):
     """Every kernel entry has a compiled signature in the calling process afterwards; with
