@@ -10,10 +10,11 @@ import textwrap
 import pytest
 
 
-def run_python(code: str) -> str:
+def run_python(code: str, timeout: float = 600) -> str:
     result = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=600
-    )
+        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
+        timeout=timeout,
+    )  # fmt: skip
     assert result.returncode == 0, result.stderr
     return result.stdout
 
@@ -76,7 +77,8 @@ def test_tasks_kernels_compile_once_per_dtype():
             index = getattr(_max_kernels, name)._cache._cache_file._load_index()
             found[name] = sorted({str(key[0]) for key in index})
         print(json.dumps(found))
-        """
+        """,
+        timeout=1800,  # (a cold cache: 8 min alone on a 2-core Zen 3, more beside other tests)
     )
     import json
 
