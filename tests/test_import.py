@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import pathlib
 import subprocess
 import sys
@@ -80,8 +81,6 @@ def test_tasks_kernels_compile_once_per_dtype():
         """,
         timeout=1800,  # (a cold cache: 8 min alone on a 2-core Zen 3, more beside other tests)
     )
-    import json
-
     for name, signatures in json.loads(out).items():
         assert signatures, name
         assert not [s for s in signatures if "Literal" in s], (name, signatures)
