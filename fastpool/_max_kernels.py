@@ -37,6 +37,10 @@ place); channels last vectorises along C. In the vector loops, a value and its p
 picked by one condition are two selects, not one select of a tuple, which cost one loop 8x.
 In a loop LLVM leaves scalar (rows shorter than its vector threshold), it may turn those
 selects into branches, which random data mispredict: such rows take the flat stretches.
+
+A kernel that calls another one passes it integers as ``np.int64(1)``, never as a literal
+``1``: numba compiles the callee again for each literal argument, and ``_planar_tasks``, 4-5
+minutes to compile, had four versions per dtype that way (AMD EPYC Zen 3, 2026-12-07).
 """
 
 from __future__ import annotations
@@ -3039,10 +3043,7 @@ def max_pool_planar_serial(
     """max_pool_planar on the calling thread (``threads`` is ignored), for small inputs."""
     planes = y.shape[0] // (dims[P_OH] * dims[P_OW])
     wide = wide_items(x)
-    # Integers typed int64, not as literals, in every call of a tasks kernel: numba compiles
-    # a kernel anew for each literal argument, and _planar_tasks took 4-5 minutes to compile
-    # for each of its four versions (AMD EPYC Zen 3, 2026-12-07).
-    one, zero = np.int64(1), np.int64(0)
+    one, zero = np.int64(1), np.int64(0)  # (not literals: see the module's docstring)
     group_planes, block_rows, row_of, column_of = _flat_tables(dims, one, planes, want, wide)
     _planar_tasks(
         x, bits, y, indices, want, dims, taps, inf_bits, fill, special_mask, special_inf,
