@@ -7,6 +7,7 @@ propagate.
 """
 
 import contextlib
+import hashlib
 import os
 import threading
 import warnings
@@ -112,14 +113,44 @@ def _cache_locked(directory: str):
                 handle.close()  # closing the file releases the lock
 
 
+# The modules whose code or constants the compiled kernels hold. numba keys a kernel's cache
+# entries to a hash of the kernel's own file only: an upgrade that changed, say, _vectors.py
+# alone would otherwise leave every kernel running its old machine code (pip leaves the
+# cache files in __pycache__ behind). Each kernel's entries are keyed to all of these too.
+KERNEL_SOURCES = ("_activation.py", "_attrs.py", "_config.py", "_lp_kernels.py",
+                  "_max_kernels.py", "_ordering.py", "_prefetch.py", "_vectors.py")  # fmt: skip
+
+
+def kernel_sources_stamp(directory: str = os.path.dirname(__file__)) -> bytes | None:
+    """A hash of the KERNEL_SOURCES in ``directory`` (None if one cannot be read)."""
+    digest = hashlib.sha256()
+    try:
+        for name in KERNEL_SOURCES:
+            with open(os.path.join(directory, name), "rb") as source:
+                digest.update(name.encode() + b"\0" + source.read() + b"\0")
+    except OSError:
+        return None
+    return digest.digest()
+
+
+_KERNEL_SOURCES_STAMP = kernel_sources_stamp()
+
+
 def _guard_cache(dispatcher) -> None:
-    """Wrap the dispatcher's cache: loads and saves under the lock, and a loaded entry whose
-    signature is not the one asked for (a cache filled without the lock) is refused, so
-    that numba compiles it again and overwrites the entry."""
+    """Wrap the dispatcher's cache: its entries keyed to all the KERNEL_SOURCES, loads and
+    saves under the lock, and a loaded entry whose signature is not the one asked for (a
+    cache filled without the lock) is refused, so that numba compiles it again and
+    overwrites the entry."""
     cache = getattr(dispatcher, "_cache", None)
     directory = getattr(cache, "cache_path", None)
     if directory is None:  # a numba without these names: its cache as it is
         return
+    index = getattr(cache, "_cache_file", None)
+    if _KERNEL_SOURCES_STAMP is not None and hasattr(index, "_source_stamp"):
+        # (numba saves this stamp in the index, and drops an index whose stamp differs:
+        # that of the kernel's own file, to which the sources' is added)
+        own = repr(index._source_stamp).encode()
+        index._source_stamp = hashlib.sha256(own + _KERNEL_SOURCES_STAMP).digest()
     load_overload, save_overload = cache.load_overload, cache.save_overload
 
     def locked_load(sig, target_context):

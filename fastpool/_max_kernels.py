@@ -102,6 +102,10 @@ from fastpool._ordering import (
 from fastpool._prefetch import CACHE_LINE, prefetch
 from fastpool._vectors import (
     LANES,
+    argmax_of_2x2_stride_2,
+    argmax_of_3x3_stride_1,
+    argmax_of_3x3_stride_1_narrow,
+    argmax_of_3x3_stride_2,
     max_of_2_rows,
     max_of_2_rows_along,
     max_of_2x2_stride_2,
@@ -1241,6 +1245,109 @@ def _short_rows_3x3_stride_1(x, y, dims, p_from, p_to, scratch, sortable_fill):
                        sortable_fill)  # fmt: skip
     for p in range(p_safe, p_to):
         _short_plane_by_rows(x, y, p, dims, kind, scratch, sortable_fill)
+
+
+@kernel(counted=False)
+def _short_row_argmax(x, y, indices, xa, at, top, kind, H, W, OW, pw, careful, scratch,
+                      index_scratch, sortable_fill):  # fmt: skip
+    """_short_row with Indices: y[at:][:OW] and indices[at:][:OW] (argmax_of_3x3_stride_2
+    and the others; through ``scratch`` and ``index_scratch`` where _short_row goes
+    through its scratch, with the rows' own positions). Compiled on its own, for the rows
+    with a pad row in their windows and the planes at the ends of x and y."""
+    first = xa + max(top, 0) * W
+    second = xa + (top + 1) * W if 0 <= top + 1 < H else first
+    third = (xa + (top + 2) * W if 0 <= top + 2 < H and kind != SHORT_2X2_STRIDE_2
+             else first)  # fmt: skip
+    loads = (first, second, third)
+    source, target, positions, target_at = x, y, indices, at
+    through_scratch = careful and not (
+        min(first, min(second, third)) >= pw
+        and max(first, max(second, third)) + 2 * LANES <= x.shape[0]
+        and at + 2 * LANES <= y.shape[0]
+    )
+    if through_scratch:
+        for c in range(W):
+            scratch[pw + c] = x[first + c]
+            scratch[2 * LANES + pw + c] = x[second + c]
+            scratch[4 * LANES + pw + c] = x[third + c]
+        source, target, positions = scratch, scratch, index_scratch
+        loads = (np.int64(pw), np.int64(2 * LANES + pw), np.int64(4 * LANES + pw))
+        target_at = np.int64(6 * LANES)
+    if kind == SHORT_3X3_STRIDE_1_NARROW:
+        argmax_of_3x3_stride_1_narrow(source, loads[0], loads[1], loads[2], first, second,
+                                      third, pw, W, target, positions, target_at,
+                                      sortable_fill)  # fmt: skip
+    elif kind == SHORT_3X3_STRIDE_1:
+        argmax_of_3x3_stride_1(source, loads[0], loads[1], loads[2], first, second, third, pw,
+                               W, target, positions, target_at, sortable_fill)  # fmt: skip
+    elif kind == SHORT_3X3_STRIDE_2:
+        argmax_of_3x3_stride_2(source, loads[0], loads[1], loads[2], first, second, third, W,
+                               target, positions, target_at, sortable_fill)  # fmt: skip
+    else:
+        argmax_of_2x2_stride_2(source, loads[0], loads[1], first, second, W, target, positions,
+                               target_at, sortable_fill)  # fmt: skip
+    if through_scratch:
+        for c in range(OW):
+            y[at + c] = scratch[6 * LANES + c]
+            indices[at + c] = index_scratch[6 * LANES + c]
+
+
+@kernel(counted=False)
+def _short_rows_argmax(x, y, indices, dims, p_from, p_to, scratch, index_scratch,
+                       sortable_fill):  # fmt: skip
+    """_short_rows_2x2_3x3 and _short_rows_3x3_stride_1 with Indices (``indices`` ending
+    where ``y`` does): each output row's windows with the positions of their maxima
+    (argmax_of_3x3_stride_2 and the others), the planes in order (a row's vectors land on
+    the next rows' outputs). As there, the rows whose windows lie inside the plane go on
+    plain offsets, the intrinsic chosen once a plane; the others, the planes at the ends
+    of x and y and the input's first plane at stride 1 with a pad before the rows go
+    through _short_row_argmax. Row-major positions: the caller makes column-major ones."""
+    H, W, OH, OW = dims[P_H], dims[P_W], dims[P_OH], dims[P_OW]
+    k, sh, ph, pw = dims[P_KH], dims[P_SH], dims[P_PH], dims[P_PW]
+    kind = _short_kind(dims)
+    # the output rows whose windows lie inside the plane
+    in_lo = min(OH, (ph + sh - 1) // sh)
+    in_hi = max(in_lo, min(OH, (H - k + ph) // sh + 1))
+    p_lo, p_safe = _planes_in_place(x, y, p_from, p_to, H, W, OH, OW, pw, 2 * LANES)
+    yes, no = np.bool_(True), np.bool_(False)
+    for p in range(p_from, p_to):
+        xa, ya = p * H * W, p * OH * OW
+        if p < p_lo or p >= p_safe:
+            for oh in range(OH):
+                _short_row_argmax(x, y, indices, xa, ya + oh * OW, sh * oh - ph, kind, H, W,
+                                  OW, pw, yes, scratch, index_scratch, sortable_fill)  # fmt: skip
+            continue
+        for oh in range(in_lo):
+            _short_row_argmax(x, y, indices, xa, ya + oh * OW, sh * oh - ph, kind, H, W, OW,
+                              pw, no, scratch, index_scratch, sortable_fill)  # fmt: skip
+        ra, at, step = xa + (sh * in_lo - ph) * W, ya + in_lo * OW, sh * W
+        if kind == SHORT_3X3_STRIDE_2:
+            for _ in range(in_lo, in_hi):
+                argmax_of_3x3_stride_2(x, ra, ra + W, ra + 2 * W, ra, ra + W, ra + 2 * W, W, y,
+                                       indices, at, sortable_fill)  # fmt: skip
+                ra += step
+                at += OW
+        elif kind == SHORT_2X2_STRIDE_2:
+            for _ in range(in_lo, in_hi):
+                argmax_of_2x2_stride_2(x, ra, ra + W, ra, ra + W, W, y, indices, at,
+                                       sortable_fill)  # fmt: skip
+                ra += step
+                at += OW
+        elif kind == SHORT_3X3_STRIDE_1_NARROW:
+            for _ in range(in_lo, in_hi):
+                argmax_of_3x3_stride_1_narrow(x, ra, ra + W, ra + 2 * W, ra, ra + W, ra + 2 * W,
+                                              pw, W, y, indices, at, sortable_fill)  # fmt: skip
+                ra += step
+                at += OW
+        else:
+            for _ in range(in_lo, in_hi):
+                argmax_of_3x3_stride_1(x, ra, ra + W, ra + 2 * W, ra, ra + W, ra + 2 * W, pw, W,
+                                       y, indices, at, sortable_fill)  # fmt: skip
+                ra += step
+                at += OW
+        for oh in range(in_hi, OH):
+            _short_row_argmax(x, y, indices, xa, ya + oh * OW, sh * oh - ph, kind, H, W, OW,
+                              pw, no, scratch, index_scratch, sortable_fill)  # fmt: skip
 
 
 @kernel(inline="always")
@@ -2451,11 +2558,14 @@ def _planar_tasks(
             or (takes_rows_3x3 and not pitch_rows)
         )
     )
-    # values of 2x2/2 and 3x3/2 windows on short rows: groups of planes an output row at a
-    # time in registers, without the buffers below (_short_rows_2x2_3x3, _short_rows_3x3_stride_1)
-    short_rows = group_planes > 0 and not want and _short_square_rows(dims)
+    # 2x2/2, 3x3/2 and 3x3/1 windows on short rows: groups of planes an output row at a
+    # time in registers, without the buffers below (_short_rows_2x2_3x3,
+    # _short_rows_3x3_stride_1; with Indices _short_rows_argmax)
+    short_rows = group_planes > 0 and _short_square_rows(dims)
     short_scratch = np.full(8 * LANES if short_rows else 0, sortable_fill, dtype=x.dtype)
-    short_y = y[: last_task * OH * OW]  # (the short rows write whole vectors up to its end)
+    short_index_scratch = np.empty(8 * LANES if short_rows and want else 0, dtype=np.int64)
+    # (the short rows write whole vectors up to the end of these)
+    short_y, short_indices = y[: last_task * OH * OW], indices[: last_task * OH * OW]
     row_acc = np.empty(OW, dtype=x.dtype)
     narrow_out = np.empty(max(block_rows, group_planes * H) * W + 8
                           if narrow_rows and not want else 0, dtype=x.dtype)  # fmt: skip
@@ -2485,7 +2595,11 @@ def _planar_tasks(
                 special, negative_zero = _specials_held(bits, ga, ga + n, special_mask,
                                                         special_inf)  # fmt: skip
             if not special and short_rows:
-                if sh == 2:
+                if want:
+                    _short_rows_argmax(x, short_y, short_indices, dims, task, g_to,
+                                       short_scratch, short_index_scratch,
+                                       sortable_fill)  # fmt: skip
+                elif sh == 2:
                     _short_rows_2x2_3x3(x, short_y, dims, task, g_to, short_scratch,
                                         sortable_fill)  # fmt: skip
                 else:

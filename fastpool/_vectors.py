@@ -414,3 +414,200 @@ def max_of_3x3_stride_1_narrow(typingctx, x, first, second, third, pad, width, y
     16, and y[y_at + j] stored for j < 16."""
     signature = _stride_1_signature(x, first, second, third, pad, width, y, y_at, fill)
     return signature, _stride_1_row_code(1)
+
+
+# Indices on the short rows: each window's maximum with its position, the first maximum in
+# row-major window order winning. Each row's taps are pooled along the row first (the
+# leftmost of equal ones kept), then the rows down (the topmost kept): a plain ``>`` at
+# each step, where the column maxima first would have to compare positions on ties. A
+# lane's position is carried as an int32 offset from the window's first row and made an
+# int64 position only when stored.
+
+
+def _short_row_lanes(context, builder, x_type, x, rows, n_vectors, lo, hi, fill):
+    """Each row's n_vectors vectors of 16 lanes (lane c: x[row + c], sortable), the lanes
+    outside [lo, hi) set to ``fill`` (lo None: from lane 0): _short_row_columns, row by
+    row instead of their maxima."""
+    sixteen = ir.Constant(rows[0].type, LANES)
+    offsets = [at for row in rows for at in (row, builder.add(row, sixteen))[:n_vectors]]
+    loaded = [_sortable_flip(builder, x_type.dtype, builder.load(pointer, align=1))
+              for pointer in _vectors_at(context, builder, x_type, x, offsets)]  # fmt: skip
+    lane = ir.VectorType(ir.IntType(32), LANES)
+    his, fills = _splat(builder, lane, hi), _splat(builder, loaded[0].type, fill)
+    los = None if lo is None else _splat(builder, lane, lo)
+    masked = []
+    for k, vector in enumerate(loaded):
+        lanes = _lane_indices(range(k % n_vectors * LANES, (k % n_vectors + 1) * LANES))
+        inside = builder.icmp_signed("<", lanes, his)
+        if los is not None:
+            inside = builder.and_(inside, builder.icmp_signed(">=", lanes, los))
+        masked.append(builder.select(inside, vector, fills))
+    return [masked[r * n_vectors : (r + 1) * n_vectors] for r in range(len(rows))]
+
+
+def _first_largest(builder, dtype, candidates):
+    """(values, offsets): lane by lane the largest of the (values, int32 offsets) pairs and
+    its offset, the first of equal ones."""
+    best, best_at = candidates[0]
+    for value, at in candidates[1:]:
+        wins = _greater(builder, dtype, value, best)
+        best = builder.select(wins, value, best)
+        best_at = builder.select(wins, at, best_at)
+    return best, best_at
+
+
+def _row_distances(builder, positions):
+    """Each row's position less the first row's, as a vector of 16 int32 lanes (the rows of
+    a window lie a few rows apart)."""
+    lane = ir.VectorType(ir.IntType(32), LANES)
+    return [_splat(builder, lane, builder.trunc(builder.sub(at, positions[0]), ir.IntType(32)))
+            for at in positions]  # fmt: skip
+
+
+def _store_argmax(context, builder, y_type, y, i_type, indices, y_at, best, best_at, origin):
+    """y[y_at:][:16] = best (sortable, made values again), indices[y_at:][:16] = origin +
+    best_at (int32 offsets made int64 positions)."""
+    (target,) = _vectors_at(context, builder, y_type, y, [y_at])
+    builder.store(_sortable_flip(builder, y_type.dtype, best, back=True), target, align=1)
+    wide = ir.VectorType(ir.IntType(64), LANES)
+    positions = builder.add(builder.sext(best_at, wide), _splat(builder, wide, origin))
+    (target,) = _vectors_at(context, builder, i_type, indices, [y_at])
+    builder.store(positions, target, align=1)
+
+
+def _argmax_args(context, builder, signature, args, n_rows, n_ints):
+    """The arguments of an argmax intrinsic (x, n_rows load offsets, n_rows positions,
+    n_ints int32 sizes, y, indices, y_at, fill), cast: load offsets and y_at to intp,
+    positions to int64."""
+    types_ = signature.args
+    rows = [context.cast(builder, args[1 + k], types_[1 + k], types.intp)
+            for k in range(n_rows)]  # fmt: skip
+    positions = [context.cast(builder, args[1 + n_rows + k], types_[1 + n_rows + k],
+                              types.int64) for k in range(n_rows)]  # fmt: skip
+    at = 1 + 2 * n_rows
+    ints = [context.cast(builder, args[at + k], types_[at + k], types.int32)
+            for k in range(n_ints)]  # fmt: skip
+    at += n_ints
+    y_at = context.cast(builder, args[at + 2], types_[at + 2], types.intp)
+    return rows, positions, ints, args[at], args[at + 1], y_at, args[at + 3]
+
+
+def _square_row_argmax_code(n):
+    """The code of an output row of n x n windows (2 or 3) at stride 2 on a row of at most
+    32 columns, with Indices, from its n input rows."""
+
+    def codegen(context, builder, signature, args):
+        x_type, x = signature.args[0], args[0]
+        y_type, i_type = signature.args[2 * n + 2], signature.args[2 * n + 3]
+        rows, positions, (width,), y, indices, y_at, fill = _argmax_args(
+            context, builder, signature, args, n, 1)  # fmt: skip
+        dtype = x_type.dtype
+        distances = _row_distances(builder, positions)
+        # window i reads columns 2i + j of each row, j < n (window 15, 2i + 2 = 32: lane
+        # 31 instead, as in _square_row_code)
+        picks = [range(0, 2 * LANES, 2), range(1, 2 * LANES, 2),
+                 [*range(2, 2 * LANES, 2), 2 * LANES - 1]][:n]  # fmt: skip
+        offsets = [_lane_indices(pick) for pick in picks]
+        candidates = []
+        for r, (low, high) in enumerate(_short_row_lanes(
+                context, builder, x_type, x, rows, 2, None, width, fill)):  # fmt: skip
+            taps = [builder.shuffle_vector(low, high, _lane_indices(pick)) for pick in picks]
+            best, best_at = _first_largest(builder, dtype, list(zip(taps, offsets)))
+            candidates.append((best, best_at if r == 0 else builder.add(best_at, distances[r])))
+        best, best_at = _first_largest(builder, dtype, candidates)
+        _store_argmax(context, builder, y_type, y, i_type, indices, y_at, best, best_at,
+                      positions[0])  # fmt: skip
+        return context.get_dummy_value()
+
+    return codegen
+
+
+def _stride_1_row_argmax_code(n_vectors):
+    """The code of an output row of 3x3 windows at stride 1 on a row of at most 16 x
+    n_vectors columns, pad included, with Indices, from its 3 input rows."""
+
+    def codegen(context, builder, signature, args):
+        x_type, y_type, i_type = signature.args[0], signature.args[9], signature.args[10]
+        x = args[0]
+        rows, positions, (pad, width), y, indices, y_at, fill = _argmax_args(
+            context, builder, signature, args, 3, 2)  # fmt: skip
+        dtype = x_type.dtype
+        distances = _row_distances(builder, positions)
+        # lane c holds column c - pad: window j reads lanes j, j + 1 and j + 2
+        pad_items = context.cast(builder, pad, types.int32, types.intp)
+        starts = [builder.sub(row, pad_items) for row in rows]
+        lanes = _short_row_lanes(context, builder, x_type, x, starts, n_vectors, pad,
+                                 builder.add(width, pad), fill)  # fmt: skip
+        past = _splat(builder, lanes[0][0].type, fill)  # (the lanes past them)
+        pads = _splat(builder, distances[0].type, pad)
+        sixteen = ir.Constant(y_at.type, LANES)
+        for k in range(n_vectors):
+            offsets = [_lane_indices(range(k * LANES + t, (k + 1) * LANES + t)) for t in range(3)]
+            candidates = []
+            for r, row in enumerate(lanes):
+                after = row[k + 1] if k + 1 < n_vectors else past
+                taps = [row[k]] + [builder.shuffle_vector(
+                    row[k], after, _lane_indices(range(shift, shift + LANES)))
+                    for shift in (1, 2)]  # fmt: skip
+                best, best_at = _first_largest(builder, dtype, list(zip(taps, offsets)))
+                best_at = builder.sub(best_at, pads if r == 0 else builder.sub(pads, distances[r]))
+                candidates.append((best, best_at))
+            best, best_at = _first_largest(builder, dtype, candidates)
+            if k == 0:
+                # A window whose real taps all equal the fill keeps the pad before the row
+                # it met first (an offset below 0, in the first row): the first real tap
+                # is that row's column 0.
+                zero = ir.Constant(best_at.type, None)
+                best_at = builder.select(builder.icmp_signed("<", best_at, zero), zero, best_at)
+            _store_argmax(context, builder, y_type, y, i_type, indices,
+                          builder.add(y_at, builder.mul(sixteen, ir.Constant(y_at.type, k))),
+                          best, best_at, positions[0])  # fmt: skip
+        return context.get_dummy_value()
+
+    return codegen
+
+
+def _argmax_signature(x, rows, positions, ints, y, indices, y_at, fill):
+    if x.dtype != y.dtype or fill != x.dtype or indices.dtype != types.int64:
+        return None
+    return types.void(x, *rows, *positions, *ints, y, indices, y_at, fill)
+
+
+@intrinsic
+def argmax_of_3x3_stride_2(typingctx, x, first, second, third, at_first, at_second, at_third,
+                           width, y, indices, y_at, fill):  # fmt: skip
+    """max_of_3x3_stride_2 with Indices: y[y_at + i] as there, and indices[y_at + i] = the
+    position of that maximum, the first in row-major window order; ``at_first`` etc.: the
+    positions of the rows loaded at x[first] etc. (themselves, or where a copy of the
+    rows is loaded, the rows' own). Equal rows (a pad row given as the window's first
+    row again) give the first one's positions."""
+    signature = _argmax_signature(x, (first, second, third), (at_first, at_second, at_third),
+                                  (width,), y, indices, y_at, fill)  # fmt: skip
+    return signature, _square_row_argmax_code(3)
+
+
+@intrinsic
+def argmax_of_2x2_stride_2(typingctx, x, first, second, at_first, at_second, width, y, indices,
+                           y_at, fill):  # fmt: skip
+    """argmax_of_3x3_stride_2 for 2x2 windows."""
+    signature = _argmax_signature(x, (first, second), (at_first, at_second), (width,), y,
+                                  indices, y_at, fill)  # fmt: skip
+    return signature, _square_row_argmax_code(2)
+
+
+@intrinsic
+def argmax_of_3x3_stride_1(typingctx, x, first, second, third, at_first, at_second, at_third,
+                           pad, width, y, indices, y_at, fill):  # fmt: skip
+    """max_of_3x3_stride_1 with Indices, as argmax_of_3x3_stride_2 (32 windows stored)."""
+    signature = _argmax_signature(x, (first, second, third), (at_first, at_second, at_third),
+                                  (pad, width), y, indices, y_at, fill)  # fmt: skip
+    return signature, _stride_1_row_argmax_code(2)
+
+
+@intrinsic
+def argmax_of_3x3_stride_1_narrow(typingctx, x, first, second, third, at_first, at_second,
+                                  at_third, pad, width, y, indices, y_at, fill):  # fmt: skip
+    """argmax_of_3x3_stride_1 on rows of width + pad <= 16 (16 windows stored)."""
+    signature = _argmax_signature(x, (first, second, third), (at_first, at_second, at_third),
+                                  (pad, width), y, indices, y_at, fill)  # fmt: skip
+    return signature, _stride_1_row_argmax_code(1)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
 
@@ -257,3 +258,40 @@ def test_cache_entry_with_another_signature(tmp_path):
     assert (count, hits, misses, wrong) == (48, 46, 2, 0), err[-3000:]
     assert err.count("RuntimeWarning: fastpool found a wrong entry") == 1, err
     assert check_toy(tmp_path) == ([48, 48, 0, 0], "")
+
+
+def test_cache_keyed_to_every_kernel_source(tmp_path):
+    """A kernel's cache entries are dropped when any of _config.KERNEL_SOURCES changes, not
+    only its own file (numba's own key): on a copy of the package, the toy kernel loads
+    every signature from the cache, compiles them all again once _vectors.py changes, and
+    loads them again after; a change to a module outside the list keeps them."""
+    import fastpool
+    from fastpool._config import KERNEL_SOURCES
+
+    package = tmp_path / "package" / "fastpool"
+    shutil.copytree(pathlib.Path(fastpool.__file__).parent, package,
+                    ignore=shutil.ignore_patterns("__pycache__"))  # fmt: skip
+    (tmp_path / "toy.py").write_text(TOY)
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"),
+               PYTHONPATH=str(package.parent))  # fmt: skip
+
+    def run(code: str) -> list[int]:
+        # (from tmp_path: from the tests' folder, "-c" would import the package there)
+        done = subprocess.run([sys.executable, "-c", code, str(tmp_path)], env=env,
+                              cwd=tmp_path, capture_output=True, text=True,
+                              timeout=600)  # fmt: skip
+        assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-3000:]
+        return list(map(int, done.stdout.split()))
+
+    check = CHECK_TOY.replace("import toy", "import toy, fastpool\nassert fastpool.__file__"
+                              f".startswith({str(package)!r}), fastpool.__file__")  # fmt: skip
+    assert "_vectors.py" in KERNEL_SOURCES and "_bench.py" not in KERNEL_SOURCES
+    run(check)  # (fills the cache)
+    assert run(check) == [48, 48, 0, 0]
+    with open(package / "_bench.py", "a") as source:
+        source.write("# not compiled into any kernel\n")
+    assert run(check) == [48, 48, 0, 0]
+    with open(package / "_vectors.py", "a") as source:
+        source.write("# changed\n")
+    assert run(check) == [48, 0, 48, 0]
+    assert run(check) == [48, 48, 0, 0]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import zlib
 from pathlib import Path
 
@@ -959,6 +960,59 @@ def test_short_rows_stay_inside(dtype):
                     else:
                         written = planes[p : p + 1].view(np.uint8)[0]
                         assert np.array_equal(written, untouched), (name, size, p_from, p)
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=DTYPE_IDS)
+def test_short_rows_with_indices_stay_inside(dtype):
+    """The short rows with Indices (_short_rows_argmax) called on their own for some planes
+    of an input with many ties: they write their outputs and Indices and nothing else (the
+    rows near y_end through the scratch, as without Indices), and the rows at the input's
+    end and the first plane with a pad before its rows (read through the scratch) keep
+    their own positions, on four planes and on one (whose rows through the scratch may
+    have outputs at the scratch's own offset); against the reference."""
+    from fastpool import _api
+    from fastpool._max_kernels import LANES, _short_rows_argmax
+    from fastpool._ordering import to_sortable
+
+    @numba.njit
+    def pool_planes(x, y, indices, dims, p_from, p_to, y_end, fill):
+        sortable_fill = np.full(1, to_sortable(fill), dtype=x.dtype)[0]
+        scratch = np.full(8 * LANES, sortable_fill, dtype=x.dtype)
+        index_scratch = np.empty(8 * LANES, dtype=np.int64)
+        _short_rows_argmax(x, y[:y_end], indices[:y_end], dims, p_from, p_to, scratch,
+                           index_scratch, sortable_fill)  # fmt: skip
+
+    ranges = {4: [(0, 2), (1, 4), (3, 4), (0, 4)], 1: [(0, 1)]}
+    for name, size, n_planes in itertools.product(SHORT_ROWS_CASES, SHORT_ROWS_SIZES, ranges):
+        if (name, size) in NOT_SHORT_ROWS:
+            continue
+        attrs = SHORT_ROWS_CASES[name]
+        x = make_input((1, n_planes, *size), dtype, seed=size[0], specials=False,
+                       negative_zero=False)  # fmt: skip
+        plan = _api._plan_max_pool(
+            x, attrs["kernel_shape"], "NOTSET", attrs.get("ceil_mode", 0), None,
+            attrs.get("pads"), 0, attrs.get("strides", [1, 1]), True, "NCHW",
+        )  # fmt: skip
+        dims, fill = plan.kernel_args[0], plan.kernel_args[3]
+        expected, expected_at = (a.reshape(n_planes, -1) for a in ref_max_pool(x, **attrs))
+        plane_out = expected.shape[1]
+        flat_x = x.reshape(-1).view(plan.kernel_dtype)
+        for p_from, p_to in ranges[n_planes]:
+            y = np.full(n_planes * plane_out * x.itemsize, 0x5A, dtype=np.uint8)
+            indices = np.full(n_planes * plane_out, -7, dtype=np.int64)
+            pool_planes(flat_x, y.view(plan.kernel_dtype), indices, dims, p_from, p_to,
+                        p_to * plane_out, fill)  # fmt: skip
+            planes = y.view(x.dtype).reshape(n_planes, plane_out)
+            positions = indices.reshape(n_planes, plane_out)
+            untouched = np.full(plane_out * x.itemsize, 0x5A, dtype=np.uint8)
+            for p in range(n_planes):
+                if p_from <= p < p_to:
+                    assert_identical(planes[p], expected[p])
+                    assert_identical(positions[p], expected_at[p])
+                else:
+                    written = planes[p : p + 1].view(np.uint8)[0]
+                    assert np.array_equal(written, untouched), (name, size, p_from, p)
+                    assert (positions[p] == -7).all(), (name, size, p_from, p)
 
 
 @pytest.mark.parametrize("triples_path", ["pitch-rows"], indirect=True)
