@@ -2484,7 +2484,10 @@ def _planar_tasks(
     - otherwise row by row, through a row buffer padded with ``fill`` (never larger than a
       real value, so padding never wins).
 
-    Indices take the flat stretches too: on rows of pitch column maxima with the position
+    Groups of small planes whose rows are short (at most 32 columns) take the short rows
+    with 2x2/2, 3x3/2 and 3x3/1 windows (_short_square_rows): an output row at a time in
+    registers, with Indices too (_short_rows_argmax). Other Indices take the flat
+    stretches: on rows of pitch column maxima with the position
     of each (the first down its column), the row pass keeping the largest and, of equal
     ones, the smallest row-major position; at stride 1 with outputs of the input's size
     along the rows first, tap by tap. Column-major Indices are made from those at the end
