@@ -103,8 +103,6 @@ from fastpool._prefetch import CACHE_LINE, prefetch
 from fastpool._vectors import (
     LANES,
     argmax_of_2x2_stride_2,
-    argmax_of_3x3_stride_1,
-    argmax_of_3x3_stride_1_narrow,
     argmax_of_3x3_stride_2,
     max_of_2_rows,
     max_of_2_rows_along,
@@ -1247,13 +1245,26 @@ def _short_rows_3x3_stride_1(x, y, dims, p_from, p_to, scratch, sortable_fill):
         _short_plane_by_rows(x, y, p, dims, kind, scratch, sortable_fill)
 
 
+@kernel(inline="always")
+def _short_argmax_rows(dims):
+    """Whether Indices of a group of small planes take the short rows (_short_rows_argmax):
+    those of _short_square_rows at stride 2 on rows of more than 16 columns. (With the
+    rows pooled first, a window's taps take three times the compares and selects of the
+    values' column maxima. Against the flat stretches, float32, batch 1, one thread, AMD
+    Zen 3: 0.81-0.97 of the time on 3x3/2 over 25x25 to 28x28 planes, but 1.22-1.36x on
+    12x12 to 14x14, 1.04-1.05x with 2x2/2 there, and 1.04-1.28x with 3x3/1 on 13x13,
+    whose form was dropped.)"""
+    return dims[P_SH] == 2 and dims[P_W] > LANES and _short_square_rows(dims)
+
+
 @kernel(counted=False)
-def _short_row_argmax(x, y, indices, xa, at, top, kind, H, W, OW, pw, careful, scratch,
+def _short_row_argmax(x, y, indices, xa, at, top, kind, H, W, OW, careful, scratch,
                       index_scratch, sortable_fill):  # fmt: skip
-    """_short_row with Indices: y[at:][:OW] and indices[at:][:OW] (argmax_of_3x3_stride_2
-    and the others; through ``scratch`` and ``index_scratch`` where _short_row goes
-    through its scratch, with the rows' own positions). Compiled on its own, for the rows
-    with a pad row in their windows and the planes at the ends of x and y."""
+    """_short_row with Indices, at stride 2: y[at:][:OW] and indices[at:][:OW]
+    (argmax_of_3x3_stride_2, argmax_of_2x2_stride_2; through ``scratch`` and
+    ``index_scratch`` where _short_row goes through its scratch, with the rows' own
+    positions). Compiled on its own, for the rows with a pad row in their windows and the
+    planes at the ends of x and y."""
     first = xa + max(top, 0) * W
     second = xa + (top + 1) * W if 0 <= top + 1 < H else first
     third = (xa + (top + 2) * W if 0 <= top + 2 < H and kind != SHORT_2X2_STRIDE_2
@@ -1261,26 +1272,17 @@ def _short_row_argmax(x, y, indices, xa, at, top, kind, H, W, OW, pw, careful, s
     loads = (first, second, third)
     source, target, positions, target_at = x, y, indices, at
     through_scratch = careful and not (
-        min(first, min(second, third)) >= pw
-        and max(first, max(second, third)) + 2 * LANES <= x.shape[0]
-        and at + 2 * LANES <= y.shape[0]
+        max(first, max(second, third)) + 2 * LANES <= x.shape[0] and at + LANES <= y.shape[0]
     )
     if through_scratch:
         for c in range(W):
-            scratch[pw + c] = x[first + c]
-            scratch[2 * LANES + pw + c] = x[second + c]
-            scratch[4 * LANES + pw + c] = x[third + c]
+            scratch[c] = x[first + c]
+            scratch[2 * LANES + c] = x[second + c]
+            scratch[4 * LANES + c] = x[third + c]
         source, target, positions = scratch, scratch, index_scratch
-        loads = (np.int64(pw), np.int64(2 * LANES + pw), np.int64(4 * LANES + pw))
+        loads = (np.int64(0), np.int64(2 * LANES), np.int64(4 * LANES))
         target_at = np.int64(6 * LANES)
-    if kind == SHORT_3X3_STRIDE_1_NARROW:
-        argmax_of_3x3_stride_1_narrow(source, loads[0], loads[1], loads[2], first, second,
-                                      third, pw, W, target, positions, target_at,
-                                      sortable_fill)  # fmt: skip
-    elif kind == SHORT_3X3_STRIDE_1:
-        argmax_of_3x3_stride_1(source, loads[0], loads[1], loads[2], first, second, third, pw,
-                               W, target, positions, target_at, sortable_fill)  # fmt: skip
-    elif kind == SHORT_3X3_STRIDE_2:
+    if kind == SHORT_3X3_STRIDE_2:
         argmax_of_3x3_stride_2(source, loads[0], loads[1], loads[2], first, second, third, W,
                                target, positions, target_at, sortable_fill)  # fmt: skip
     else:
@@ -1295,59 +1297,47 @@ def _short_row_argmax(x, y, indices, xa, at, top, kind, H, W, OW, pw, careful, s
 @kernel(counted=False)
 def _short_rows_argmax(x, y, indices, dims, p_from, p_to, scratch, index_scratch,
                        sortable_fill):  # fmt: skip
-    """_short_rows_2x2_3x3 and _short_rows_3x3_stride_1 with Indices (``indices`` ending
-    where ``y`` does): each output row's windows with the positions of their maxima
-    (argmax_of_3x3_stride_2 and the others), the planes in order (a row's vectors land on
-    the next rows' outputs). As there, the rows whose windows lie inside the plane go on
-    plain offsets, the intrinsic chosen once a plane; the others, the planes at the ends
-    of x and y and the input's first plane at stride 1 with a pad before the rows go
+    """_short_rows_2x2_3x3 with Indices (``indices`` ending where ``y`` does), on the rows
+    _short_argmax_rows takes: each output row's windows with the positions of their
+    maxima (argmax_of_3x3_stride_2, argmax_of_2x2_stride_2), the planes in order (a row's
+    vectors land on the next rows' outputs). As there, the rows whose windows lie inside
+    the plane go on plain offsets; the others, and the planes at the ends of x and y, go
     through _short_row_argmax. Row-major positions: the caller makes column-major ones."""
     H, W, OH, OW = dims[P_H], dims[P_W], dims[P_OH], dims[P_OW]
-    k, sh, ph, pw = dims[P_KH], dims[P_SH], dims[P_PH], dims[P_PW]
+    k, ph = dims[P_KH], dims[P_PH]
     kind = _short_kind(dims)
     # the output rows whose windows lie inside the plane
-    in_lo = min(OH, (ph + sh - 1) // sh)
-    in_hi = max(in_lo, min(OH, (H - k + ph) // sh + 1))
-    p_lo, p_safe = _planes_in_place(x, y, p_from, p_to, H, W, OH, OW, pw, 2 * LANES)
+    in_lo = min(OH, (ph + 1) // 2)
+    in_hi = max(in_lo, min(OH, (H - k + ph) // 2 + 1))
+    # (no pad before a row: p_lo is p_from)
+    _, p_safe = _planes_in_place(x, y, p_from, p_to, H, W, OH, OW, 0, LANES)
     yes, no = np.bool_(True), np.bool_(False)
-    for p in range(p_from, p_to):
+    for p in range(p_from, p_safe):
         xa, ya = p * H * W, p * OH * OW
-        if p < p_lo or p >= p_safe:
-            for oh in range(OH):
-                _short_row_argmax(x, y, indices, xa, ya + oh * OW, sh * oh - ph, kind, H, W,
-                                  OW, pw, yes, scratch, index_scratch, sortable_fill)  # fmt: skip
-            continue
         for oh in range(in_lo):
-            _short_row_argmax(x, y, indices, xa, ya + oh * OW, sh * oh - ph, kind, H, W, OW,
-                              pw, no, scratch, index_scratch, sortable_fill)  # fmt: skip
-        ra, at, step = xa + (sh * in_lo - ph) * W, ya + in_lo * OW, sh * W
+            _short_row_argmax(x, y, indices, xa, ya + oh * OW, 2 * oh - ph, kind, H, W, OW, no,
+                              scratch, index_scratch, sortable_fill)  # fmt: skip
+        ra, at = xa + (2 * in_lo - ph) * W, ya + in_lo * OW
         if kind == SHORT_3X3_STRIDE_2:
             for _ in range(in_lo, in_hi):
                 argmax_of_3x3_stride_2(x, ra, ra + W, ra + 2 * W, ra, ra + W, ra + 2 * W, W, y,
                                        indices, at, sortable_fill)  # fmt: skip
-                ra += step
-                at += OW
-        elif kind == SHORT_2X2_STRIDE_2:
-            for _ in range(in_lo, in_hi):
-                argmax_of_2x2_stride_2(x, ra, ra + W, ra, ra + W, W, y, indices, at,
-                                       sortable_fill)  # fmt: skip
-                ra += step
-                at += OW
-        elif kind == SHORT_3X3_STRIDE_1_NARROW:
-            for _ in range(in_lo, in_hi):
-                argmax_of_3x3_stride_1_narrow(x, ra, ra + W, ra + 2 * W, ra, ra + W, ra + 2 * W,
-                                              pw, W, y, indices, at, sortable_fill)  # fmt: skip
-                ra += step
+                ra += 2 * W
                 at += OW
         else:
             for _ in range(in_lo, in_hi):
-                argmax_of_3x3_stride_1(x, ra, ra + W, ra + 2 * W, ra, ra + W, ra + 2 * W, pw, W,
-                                       y, indices, at, sortable_fill)  # fmt: skip
-                ra += step
+                argmax_of_2x2_stride_2(x, ra, ra + W, ra, ra + W, W, y, indices, at,
+                                       sortable_fill)  # fmt: skip
+                ra += 2 * W
                 at += OW
         for oh in range(in_hi, OH):
-            _short_row_argmax(x, y, indices, xa, ya + oh * OW, sh * oh - ph, kind, H, W, OW,
-                              pw, no, scratch, index_scratch, sortable_fill)  # fmt: skip
+            _short_row_argmax(x, y, indices, xa, ya + oh * OW, 2 * oh - ph, kind, H, W, OW, no,
+                              scratch, index_scratch, sortable_fill)  # fmt: skip
+    for p in range(p_safe, p_to):
+        xa, ya = p * H * W, p * OH * OW
+        for oh in range(OH):
+            _short_row_argmax(x, y, indices, xa, ya + oh * OW, 2 * oh - ph, kind, H, W, OW, yes,
+                              scratch, index_scratch, sortable_fill)  # fmt: skip
 
 
 @kernel(inline="always")
@@ -2486,8 +2476,8 @@ def _planar_tasks(
 
     Groups of small planes whose rows are short (at most 32 columns) take the short rows
     with 2x2/2, 3x3/2 and 3x3/1 windows (_short_square_rows): an output row at a time in
-    registers, with Indices too (_short_rows_argmax). Other Indices take the flat
-    stretches: on rows of pitch column maxima with the position
+    registers; so do Indices at stride 2 on rows of 17 to 32 (_short_rows_argmax). Other
+    Indices take the flat stretches: on rows of pitch column maxima with the position
     of each (the first down its column), the row pass keeping the largest and, of equal
     ones, the smallest row-major position; at stride 1 with outputs of the input's size
     along the rows first, tap by tap. Column-major Indices are made from those at the end
@@ -2563,8 +2553,10 @@ def _planar_tasks(
     )
     # 2x2/2, 3x3/2 and 3x3/1 windows on short rows: groups of planes an output row at a
     # time in registers, without the buffers below (_short_rows_2x2_3x3,
-    # _short_rows_3x3_stride_1; with Indices _short_rows_argmax)
-    short_rows = group_planes > 0 and _short_square_rows(dims)
+    # _short_rows_3x3_stride_1; with Indices, at stride 2 on rows of 17 to 32,
+    # _short_rows_argmax)
+    short_rows = group_planes > 0 and (_short_argmax_rows(dims) if want
+                                       else _short_square_rows(dims))  # fmt: skip
     short_scratch = np.full(8 * LANES if short_rows else 0, sortable_fill, dtype=x.dtype)
     short_index_scratch = np.empty(8 * LANES if short_rows and want else 0, dtype=np.int64)
     # (the short rows write whole vectors up to the end of these)

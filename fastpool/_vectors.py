@@ -416,33 +416,29 @@ def max_of_3x3_stride_1_narrow(typingctx, x, first, second, third, pad, width, y
     return signature, _stride_1_row_code(1)
 
 
-# Indices on the short rows: each window's maximum with its position, the first maximum in
-# row-major window order winning. Each row's taps are pooled along the row first (the
+# Indices on the short rows at stride 2: each window's maximum with its position, the first
+# maximum in row-major window order winning. Each row's taps are pooled along the row first (the
 # leftmost of equal ones kept), then the rows down (the topmost kept): a plain ``>`` at
 # each step, where the column maxima first would have to compare positions on ties. A
 # lane's position is carried as an int32 offset from the window's first row and made an
 # int64 position only when stored.
 
 
-def _short_row_lanes(context, builder, x_type, x, rows, n_vectors, lo, hi, fill):
-    """Each row's n_vectors vectors of 16 lanes (lane c: x[row + c], sortable), the lanes
-    outside [lo, hi) set to ``fill`` (lo None: from lane 0): _short_row_columns, row by
-    row instead of their maxima."""
+def _short_row_lanes(context, builder, x_type, x, rows, width, fill):
+    """Each row's two vectors of 16 lanes (lane c: x[row + c], sortable), the lanes at and
+    past ``width`` set to ``fill``: _short_row_columns row by row instead of their maxima."""
     sixteen = ir.Constant(rows[0].type, LANES)
-    offsets = [at for row in rows for at in (row, builder.add(row, sixteen))[:n_vectors]]
+    offsets = [at for row in rows for at in (row, builder.add(row, sixteen))]
     loaded = [_sortable_flip(builder, x_type.dtype, builder.load(pointer, align=1))
               for pointer in _vectors_at(context, builder, x_type, x, offsets)]  # fmt: skip
     lane = ir.VectorType(ir.IntType(32), LANES)
-    his, fills = _splat(builder, lane, hi), _splat(builder, loaded[0].type, fill)
-    los = None if lo is None else _splat(builder, lane, lo)
+    his, fills = _splat(builder, lane, width), _splat(builder, loaded[0].type, fill)
     masked = []
     for k, vector in enumerate(loaded):
-        lanes = _lane_indices(range(k % n_vectors * LANES, (k % n_vectors + 1) * LANES))
-        inside = builder.icmp_signed("<", lanes, his)
-        if los is not None:
-            inside = builder.and_(inside, builder.icmp_signed(">=", lanes, los))
+        inside = builder.icmp_signed("<", _lane_indices(range(k % 2 * LANES, (k % 2 + 1) * LANES)),
+                                     his)  # fmt: skip
         masked.append(builder.select(inside, vector, fills))
-    return [masked[r * n_vectors : (r + 1) * n_vectors] for r in range(len(rows))]
+    return [masked[2 * r : 2 * r + 2] for r in range(len(rows))]
 
 
 def _first_largest(builder, dtype, candidates):
@@ -509,59 +505,14 @@ def _square_row_argmax_code(n):
                  [*range(2, 2 * LANES, 2), 2 * LANES - 1]][:n]  # fmt: skip
         offsets = [_lane_indices(pick) for pick in picks]
         candidates = []
-        for r, (low, high) in enumerate(_short_row_lanes(
-                context, builder, x_type, x, rows, 2, None, width, fill)):  # fmt: skip
+        for r, (low, high) in enumerate(_short_row_lanes(context, builder, x_type, x, rows,
+                                                         width, fill)):  # fmt: skip
             taps = [builder.shuffle_vector(low, high, _lane_indices(pick)) for pick in picks]
             best, best_at = _first_largest(builder, dtype, list(zip(taps, offsets)))
             candidates.append((best, best_at if r == 0 else builder.add(best_at, distances[r])))
         best, best_at = _first_largest(builder, dtype, candidates)
         _store_argmax(context, builder, y_type, y, i_type, indices, y_at, best, best_at,
                       positions[0])  # fmt: skip
-        return context.get_dummy_value()
-
-    return codegen
-
-
-def _stride_1_row_argmax_code(n_vectors):
-    """The code of an output row of 3x3 windows at stride 1 on a row of at most 16 x
-    n_vectors columns, pad included, with Indices, from its 3 input rows."""
-
-    def codegen(context, builder, signature, args):
-        x_type, y_type, i_type = signature.args[0], signature.args[9], signature.args[10]
-        x = args[0]
-        rows, positions, (pad, width), y, indices, y_at, fill = _argmax_args(
-            context, builder, signature, args, 3, 2)  # fmt: skip
-        dtype = x_type.dtype
-        distances = _row_distances(builder, positions)
-        # lane c holds column c - pad: window j reads lanes j, j + 1 and j + 2
-        pad_items = context.cast(builder, pad, types.int32, types.intp)
-        starts = [builder.sub(row, pad_items) for row in rows]
-        lanes = _short_row_lanes(context, builder, x_type, x, starts, n_vectors, pad,
-                                 builder.add(width, pad), fill)  # fmt: skip
-        past = _splat(builder, lanes[0][0].type, fill)  # (the lanes past them)
-        pads = _splat(builder, distances[0].type, pad)
-        sixteen = ir.Constant(y_at.type, LANES)
-        for k in range(n_vectors):
-            offsets = [_lane_indices(range(k * LANES + t, (k + 1) * LANES + t)) for t in range(3)]
-            candidates = []
-            for r, row in enumerate(lanes):
-                after = row[k + 1] if k + 1 < n_vectors else past
-                taps = [row[k]] + [builder.shuffle_vector(
-                    row[k], after, _lane_indices(range(shift, shift + LANES)))
-                    for shift in (1, 2)]  # fmt: skip
-                best, best_at = _first_largest(builder, dtype, list(zip(taps, offsets)))
-                best_at = builder.sub(best_at, pads if r == 0 else builder.sub(pads, distances[r]))
-                candidates.append((best, best_at))
-            best, best_at = _first_largest(builder, dtype, candidates)
-            if k == 0:
-                # A window whose real taps all equal the fill keeps the pad before the row
-                # it met first (an offset below 0, in the first row): the first real tap
-                # is that row's column 0.
-                zero = ir.Constant(best_at.type, None)
-                best_at = builder.select(builder.icmp_signed("<", best_at, zero), zero, best_at)
-            _store_argmax(context, builder, y_type, y, i_type, indices,
-                          builder.add(y_at, builder.mul(sixteen, ir.Constant(y_at.type, k))),
-                          best, best_at, positions[0])  # fmt: skip
         return context.get_dummy_value()
 
     return codegen
@@ -593,21 +544,3 @@ def argmax_of_2x2_stride_2(typingctx, x, first, second, at_first, at_second, wid
     signature = _argmax_signature(x, (first, second), (at_first, at_second), (width,), y,
                                   indices, y_at, fill)  # fmt: skip
     return signature, _square_row_argmax_code(2)
-
-
-@intrinsic
-def argmax_of_3x3_stride_1(typingctx, x, first, second, third, at_first, at_second, at_third,
-                           pad, width, y, indices, y_at, fill):  # fmt: skip
-    """max_of_3x3_stride_1 with Indices, as argmax_of_3x3_stride_2 (32 windows stored)."""
-    signature = _argmax_signature(x, (first, second, third), (at_first, at_second, at_third),
-                                  (pad, width), y, indices, y_at, fill)  # fmt: skip
-    return signature, _stride_1_row_argmax_code(2)
-
-
-@intrinsic
-def argmax_of_3x3_stride_1_narrow(typingctx, x, first, second, third, at_first, at_second,
-                                  at_third, pad, width, y, indices, y_at, fill):  # fmt: skip
-    """argmax_of_3x3_stride_1 on rows of width + pad <= 16 (16 windows stored)."""
-    signature = _argmax_signature(x, (first, second, third), (at_first, at_second, at_third),
-                                  (pad, width), y, indices, y_at, fill)  # fmt: skip
-    return signature, _stride_1_row_argmax_code(1)

@@ -890,25 +890,36 @@ NOT_SHORT_ROWS = {("k3-pads-after", (6, 32)), ("k3-ceil", (6, 32)), ("k3-s1-pads
                                                   "k3-s1-pads-after"))}  # fmt: skip
 
 
-def _takes_short_rows(name, size):
+def _takes_short_rows(name, size, indices=False):
     from fastpool._attrs import P_GROUP_VALUES
-    from fastpool._max_kernels import _short_square_rows
+    from fastpool._max_kernels import _short_argmax_rows, _short_square_rows
 
     attrs = SHORT_ROWS_CASES[name]
     dims = _planar_dims((1, 1, *size), attrs["kernel_shape"], attrs)
-    return dims[P_GROUP_VALUES] > 0 and bool(_short_square_rows.py_func(dims))
+    takes = _short_argmax_rows if indices else _short_square_rows
+    return dims[P_GROUP_VALUES] > 0 and bool(takes.py_func(dims))
+
+
+# of those, the ones whose Indices take the short rows too (_short_rows_argmax): stride 2,
+# rows of 17 to 32 columns
+SHORT_ROWS_WITH_INDICES = {(name, size) for name in SHORT_ROWS_CASES if "s1" not in name
+                           for size in SHORT_ROWS_SIZES if size[1] > 16
+                           and (name, size) not in NOT_SHORT_ROWS}  # fmt: skip
 
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES, ids=DTYPE_IDS)
 @pytest.mark.parametrize("name", list(SHORT_ROWS_CASES))
 def test_short_rows(name, dtype, entry):
     """Values of 2x2/2, 3x3/2 and 3x3/1 windows on rows of up to 32 columns (the plans
-    checked to take the short rows, but for those listed in NOT_SHORT_ROWS): pads before
-    (3x3/1) and after, pad rows above and below, ceil_mode, many ties, with and without
-    NaN, +-inf and -0.0, Relu fused, one plane and many, against the reference."""
+    checked to take the short rows, but for those listed in NOT_SHORT_ROWS; with Indices
+    those of SHORT_ROWS_WITH_INDICES): pads before (3x3/1) and after, pad rows above and
+    below, ceil_mode, many ties, with and without NaN, +-inf and -0.0, Relu fused, one
+    plane and many, in both storage orders, against the reference."""
     attrs = SHORT_ROWS_CASES[name]
     for size in SHORT_ROWS_SIZES:
         assert _takes_short_rows(name, size) == ((name, size) not in NOT_SHORT_ROWS), size
+        with_indices = (name, size) in SHORT_ROWS_WITH_INDICES
+        assert _takes_short_rows(name, size, indices=True) == with_indices, size
     shapes = [(1, 1, *size) for size in SHORT_ROWS_SIZES]
     shapes += [(2, 5, 13, 13), (1, 7, 27, 27), (3, 3, 6, 32)]
     check_with_ties_and_relu(attrs, dtype, shapes)
@@ -967,9 +978,9 @@ def test_short_rows_with_indices_stay_inside(dtype):
     """The short rows with Indices (_short_rows_argmax) called on their own for some planes
     of an input with many ties: they write their outputs and Indices and nothing else (the
     rows near y_end through the scratch, as without Indices), and the rows at the input's
-    end and the first plane with a pad before its rows (read through the scratch) keep
-    their own positions, on four planes and on one (whose rows through the scratch may
-    have outputs at the scratch's own offset); against the reference."""
+    end (read through the scratch) keep their own positions, on four planes and on one
+    (whose rows through the scratch may have outputs at the scratch's own offset); against
+    the reference."""
     from fastpool import _api
     from fastpool._max_kernels import LANES, _short_rows_argmax
     from fastpool._ordering import to_sortable
@@ -983,9 +994,8 @@ def test_short_rows_with_indices_stay_inside(dtype):
                            index_scratch, sortable_fill)  # fmt: skip
 
     ranges = {4: [(0, 2), (1, 4), (3, 4), (0, 4)], 1: [(0, 1)]}
-    for name, size, n_planes in itertools.product(SHORT_ROWS_CASES, SHORT_ROWS_SIZES, ranges):
-        if (name, size) in NOT_SHORT_ROWS:
-            continue
+    assert len(SHORT_ROWS_WITH_INDICES) >= 20
+    for (name, size), n_planes in itertools.product(sorted(SHORT_ROWS_WITH_INDICES), ranges):
         attrs = SHORT_ROWS_CASES[name]
         x = make_input((1, n_planes, *size), dtype, seed=size[0], specials=False,
                        negative_zero=False)  # fmt: skip
