@@ -121,19 +121,19 @@ KERNEL_SOURCES = ("_activation.py", "_attrs.py", "_config.py", "_lp_kernels.py",
                   "_max_kernels.py", "_ordering.py", "_prefetch.py", "_vectors.py")  # fmt: skip
 
 
-def kernel_sources_stamp(directory: str = os.path.dirname(__file__)) -> bytes | None:
-    """A hash of the KERNEL_SOURCES in ``directory`` (None if one cannot be read)."""
+def _kernel_sources_stamp() -> bytes | None:
+    """A hash of the KERNEL_SOURCES (None if one cannot be read)."""
     digest = hashlib.sha256()
     try:
         for name in KERNEL_SOURCES:
-            with open(os.path.join(directory, name), "rb") as source:
+            with open(os.path.join(os.path.dirname(__file__), name), "rb") as source:
                 digest.update(name.encode() + b"\0" + source.read() + b"\0")
     except OSError:
         return None
     return digest.digest()
 
 
-_KERNEL_SOURCES_STAMP = kernel_sources_stamp()
+_KERNEL_SOURCES_STAMP = _kernel_sources_stamp()
 
 
 def _guard_cache(dispatcher) -> None:

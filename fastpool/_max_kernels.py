@@ -1100,16 +1100,25 @@ def _short_row_vectors(x, first, second, third, kind, pw, W, y, at, sortable_fil
 
 
 @kernel(inline="always")
+def _short_window_rows(xa, top, kind, H, W):
+    """(first, second, third): where the rows of a short-rows window whose rows start at
+    row ``top`` of the plane at x[xa] begin; a pad row is the window's first row inside,
+    read again (2x2: third is first)."""
+    first = xa + max(top, 0) * W
+    second = xa + (top + 1) * W if 0 <= top + 1 < H else first
+    third = (xa + (top + 2) * W if 0 <= top + 2 < H and kind != SHORT_2X2_STRIDE_2
+             else first)  # fmt: skip
+    return first, second, third
+
+
+@kernel(inline="always")
 def _short_row(x, y, xa, at, top, kind, H, W, OW, pw, careful, scratch, sortable_fill):
     """y[at:][:OW] = an output row of the short rows whose window rows start at row ``top`` of
     the plane at x[xa] (a pad row: the window's first row inside, read again).
     ``careful``: rows whose vectors would read outside x (from ``pw`` items before a row
     to 32 after its start), or outputs whose 32 would land past the caller's (y.shape[0],
     see _short_rows_2x2_3x3), go through ``scratch``."""
-    first = xa + max(top, 0) * W
-    second = xa + (top + 1) * W if 0 <= top + 1 < H else first
-    third = (xa + (top + 2) * W if 0 <= top + 2 < H and kind != SHORT_2X2_STRIDE_2
-             else first)  # fmt: skip
+    first, second, third = _short_window_rows(xa, top, kind, H, W)
     if not careful or (
         min(first, min(second, third)) >= pw
         and max(first, max(second, third)) + 2 * LANES <= x.shape[0]
@@ -1265,10 +1274,7 @@ def _short_row_argmax(x, y, indices, xa, at, top, kind, H, W, OW, careful, scrat
     ``index_scratch`` where _short_row goes through its scratch, with the rows' own
     positions). Compiled on its own, for the rows with a pad row in their windows and the
     planes at the ends of x and y."""
-    first = xa + max(top, 0) * W
-    second = xa + (top + 1) * W if 0 <= top + 1 < H else first
-    third = (xa + (top + 2) * W if 0 <= top + 2 < H and kind != SHORT_2X2_STRIDE_2
-             else first)  # fmt: skip
+    first, second, third = _short_window_rows(xa, top, kind, H, W)
     loads = (first, second, third)
     source, target, positions, target_at = x, y, indices, at
     through_scratch = careful and not (

@@ -272,15 +272,21 @@ def max_of_3_rows_along(typingctx, x, first, step, count, columns, at, held):
     return signature, _rows_along(3, 2)
 
 
+def _sortable_rows(context, builder, x_type, x, rows, n_vectors):
+    """The n_vectors vectors of 16 items from each offset in ``rows`` (lane c of vector k:
+    x[row + 16k + c]), sortable, row by row."""
+    sixteen = ir.Constant(rows[0].type, LANES)
+    offsets = [at for row in rows for at in (row, builder.add(row, sixteen))[:n_vectors]]
+    return [_sortable_flip(builder, x_type.dtype, builder.load(pointer, align=1))
+            for pointer in _vectors_at(context, builder, x_type, x, offsets)]  # fmt: skip
+
+
 def _short_row_columns(context, builder, x_type, x, rows, n_vectors, lo, hi, fill):
     """The column maxima of the rows starting at each offset in ``rows``: n_vectors vectors
     of 16 lanes each (lane c: x[row + c]), the lanes outside [lo, hi) set to ``fill`` (lo
     None: from lane 0), so that the columns of a pad, and those past the row, are pads."""
     dtype = x_type.dtype
-    sixteen = ir.Constant(rows[0].type, LANES)
-    offsets = [at for row in rows for at in (row, builder.add(row, sixteen))[:n_vectors]]
-    loaded = [_sortable_flip(builder, dtype, builder.load(pointer, align=1))
-              for pointer in _vectors_at(context, builder, x_type, x, offsets)]  # fmt: skip
+    loaded = _sortable_rows(context, builder, x_type, x, rows, n_vectors)
     lane = ir.VectorType(ir.IntType(32), LANES)
     his, fills = _splat(builder, lane, hi), _splat(builder, loaded[0].type, fill)
     los = None if lo is None else _splat(builder, lane, lo)
@@ -427,10 +433,7 @@ def max_of_3x3_stride_1_narrow(typingctx, x, first, second, third, pad, width, y
 def _short_row_lanes(context, builder, x_type, x, rows, width, fill):
     """Each row's two vectors of 16 lanes (lane c: x[row + c], sortable), the lanes at and
     past ``width`` set to ``fill``: _short_row_columns row by row instead of their maxima."""
-    sixteen = ir.Constant(rows[0].type, LANES)
-    offsets = [at for row in rows for at in (row, builder.add(row, sixteen))]
-    loaded = [_sortable_flip(builder, x_type.dtype, builder.load(pointer, align=1))
-              for pointer in _vectors_at(context, builder, x_type, x, offsets)]  # fmt: skip
+    loaded = _sortable_rows(context, builder, x_type, x, rows, 2)
     lane = ir.VectorType(ir.IntType(32), LANES)
     his, fills = _splat(builder, lane, width), _splat(builder, loaded[0].type, fill)
     masked = []
@@ -471,21 +474,19 @@ def _store_argmax(context, builder, y_type, y, i_type, indices, y_at, best, best
     builder.store(positions, target, align=1)
 
 
-def _argmax_args(context, builder, signature, args, n_rows, n_ints):
+def _argmax_args(context, builder, signature, args, n_rows):
     """The arguments of an argmax intrinsic (x, n_rows load offsets, n_rows positions,
-    n_ints int32 sizes, y, indices, y_at, fill), cast: load offsets and y_at to intp,
-    positions to int64."""
+    width, y, indices, y_at, fill), cast: load offsets and y_at to intp, positions to
+    int64, width to int32."""
     types_ = signature.args
     rows = [context.cast(builder, args[1 + k], types_[1 + k], types.intp)
             for k in range(n_rows)]  # fmt: skip
     positions = [context.cast(builder, args[1 + n_rows + k], types_[1 + n_rows + k],
                               types.int64) for k in range(n_rows)]  # fmt: skip
     at = 1 + 2 * n_rows
-    ints = [context.cast(builder, args[at + k], types_[at + k], types.int32)
-            for k in range(n_ints)]  # fmt: skip
-    at += n_ints
-    y_at = context.cast(builder, args[at + 2], types_[at + 2], types.intp)
-    return rows, positions, ints, args[at], args[at + 1], y_at, args[at + 3]
+    width = context.cast(builder, args[at], types_[at], types.int32)
+    y_at = context.cast(builder, args[at + 3], types_[at + 3], types.intp)
+    return rows, positions, width, args[at + 1], args[at + 2], y_at, args[at + 4]
 
 
 def _square_row_argmax_code(n):
@@ -495,8 +496,9 @@ def _square_row_argmax_code(n):
     def codegen(context, builder, signature, args):
         x_type, x = signature.args[0], args[0]
         y_type, i_type = signature.args[2 * n + 2], signature.args[2 * n + 3]
-        rows, positions, (width,), y, indices, y_at, fill = _argmax_args(
-            context, builder, signature, args, n, 1)  # fmt: skip
+        rows, positions, width, y, indices, y_at, fill = _argmax_args(
+            context, builder, signature, args, n
+        )
         dtype = x_type.dtype
         distances = _row_distances(builder, positions)
         # window i reads columns 2i + j of each row, j < n (window 15, 2i + 2 = 32: lane
@@ -518,10 +520,10 @@ def _square_row_argmax_code(n):
     return codegen
 
 
-def _argmax_signature(x, rows, positions, ints, y, indices, y_at, fill):
+def _argmax_signature(x, rows, positions, width, y, indices, y_at, fill):
     if x.dtype != y.dtype or fill != x.dtype or indices.dtype != types.int64:
         return None
-    return types.void(x, *rows, *positions, *ints, y, indices, y_at, fill)
+    return types.void(x, *rows, *positions, width, y, indices, y_at, fill)
 
 
 @intrinsic
@@ -533,7 +535,7 @@ def argmax_of_3x3_stride_2(typingctx, x, first, second, third, at_first, at_seco
     rows is loaded, the rows' own). Equal rows (a pad row given as the window's first
     row again) give the first one's positions."""
     signature = _argmax_signature(x, (first, second, third), (at_first, at_second, at_third),
-                                  (width,), y, indices, y_at, fill)  # fmt: skip
+                                  width, y, indices, y_at, fill)  # fmt: skip
     return signature, _square_row_argmax_code(3)
 
 
@@ -541,6 +543,6 @@ def argmax_of_3x3_stride_2(typingctx, x, first, second, third, at_first, at_seco
 def argmax_of_2x2_stride_2(typingctx, x, first, second, at_first, at_second, width, y, indices,
                            y_at, fill):  # fmt: skip
     """argmax_of_3x3_stride_2 for 2x2 windows."""
-    signature = _argmax_signature(x, (first, second), (at_first, at_second), (width,), y,
+    signature = _argmax_signature(x, (first, second), (at_first, at_second), width, y,
                                   indices, y_at, fill)  # fmt: skip
     return signature, _square_row_argmax_code(2)
