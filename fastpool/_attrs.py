@@ -13,8 +13,6 @@ from typing import NamedTuple
 
 import numpy as np
 
-from fastpool._config import compiles_for_avx512
-
 AUTO_PADS = ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")
 LAYOUTS = ("NCHW", "NHWC")
 
@@ -36,20 +34,12 @@ ROW_MAJOR, COLUMN_MAJOR = 8, 9
 # size, 2 for narrower ones, cut to their width),
 # when planes may be pooled several at a time, the values one plane takes (else 0), and
 # whether the row pass of other planes reads rows of ``pitch`` column maxima (1; 2: with
-# Indices only). Last, whether 3x3 windows at stride 2 with Indices on long rows are pooled
-# window by window (_max_kernels._window_triples; WINDOW_TRIPLES below).
+# Indices only).
 (P_H, P_W, P_OH, P_OW, P_KH, P_KW, P_SH, P_SW, P_DH, P_DW, P_PH, P_PW, P_COLUMN_MAJOR,
  P_ROW_LENGTH, P_LO_W, P_HI_W, P_PITCH, P_HELD, P_FOLD, P_FLAT_ROWS,
- P_GROUP_VALUES, P_PITCH_ROWS, P_WINDOW_TRIPLES) = range(23)  # fmt: skip
+ P_GROUP_VALUES, P_PITCH_ROWS) = range(22)  # fmt: skip
 # Values of column maxima the planar kernel's flat stretches keep at a time (in L1).
 COLUMN_BLOCK = 4096
-# 3x3 windows at stride 2 with Indices on rows of 48 or more take the window-by-window path
-# where the vectors are AVX-512's, and the rows of pitch column maxima elsewhere: on the
-# AVX2 AMD EPYC (Zen) machine, 2026-12-01, these took 0.82 of the window path's time over
-# its six CNN layers of 109x109 to 112x112 planes (float32, batch 1 and 8; 0.65-0.97 by
-# layer), while on AVX-512 machines the window path was the faster at batch 8. Row-major
-# Indices only: column-major ones take the window path everywhere (see _planar_tables).
-WINDOW_TRIPLES = compiles_for_avx512()
 
 
 class Geometry(NamedTuple):
@@ -371,11 +361,7 @@ def _planar_tables(geo: np.ndarray, taps: np.ndarray) -> tuple:
     dims = [h, w, oh, ow, kh, kw, sh, sw, dh, dw, ph, pw, 0, row_length, lo_w, hi_w,
             pitch, min(w, pitch), int(fold), 1 if flat_rows else 2 if narrow_rows else 0,
             group_values,
-            int(pitch_rows and not flat_rows) * (1 if w <= 64 else 2),
-            int(WINDOW_TRIPLES)]  # fmt: skip
+            int(pitch_rows and not flat_rows) * (1 if w <= 64 else 2)]  # fmt: skip
     row_major = np.array(dims, dtype=np.int64)
     dims[P_COLUMN_MAJOR] = 1
-    # (column-major Indices through the pitch rows took 1.02 of the window path's time on
-    # the Zen machine, same layers: both orders took the window path there before)
-    dims[P_WINDOW_TRIPLES] = 1
     return row_major, np.array(dims, dtype=np.int64), np.ascontiguousarray(taps)

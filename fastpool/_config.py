@@ -13,7 +13,7 @@ import threading
 import warnings
 
 from numba import njit
-from numba.core import codegen, config, sigutils
+from numba.core import sigutils
 
 try:
     import fcntl
@@ -21,16 +21,6 @@ except ImportError:  # Windows: no lock, so ``warmup`` compiles in one process t
     fcntl = None
 
 SUM_FASTMATH = {"reassoc"}
-
-
-def compiles_for_avx512() -> bool:
-    """Whether numba compiles for a processor with AVX-512: the features it targets, the
-    host's or those of NUMBA_CPU_FEATURES. Some kernel paths are chosen by it (see
-    _attrs.WINDOW_TRIPLES); numba keeps the cached code of each target apart."""
-    features = config.CPU_FEATURES
-    if features is None:
-        features = codegen.get_host_cpu_features()
-    return "+avx512f" in features.split(",")
 
 
 def kernel(counted=True, **options):

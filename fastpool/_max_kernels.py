@@ -81,7 +81,6 @@ from fastpool._attrs import (
     P_SH,
     P_SW,
     P_W,
-    P_WINDOW_TRIPLES,
     PADS_BEGIN,
     ROW_MAJOR,
     STRIDES,
@@ -157,12 +156,6 @@ def _tap_lo(taps, axis, o):
 def _tap_hi(taps, axis, o):
     """One past the last kernel tap of window o along ``axis`` inside the input."""
     return taps[1, axis, _slot(taps, axis, o)]
-
-
-# The key of a column in the pads in _triple_windows' buffers (tap keys are 4 * row +
-# column, at most 10): it loses every tie, and a window whose key stays at it has no tap
-# inside.
-OUTSIDE_KEY = np.int32(12)
 
 
 # ---- MaxPool, any number of spatial axes, channels first or last ------------------------
@@ -1347,6 +1340,165 @@ def _short_rows_argmax(x, y, indices, dims, p_from, p_to, scratch, index_scratch
 
 
 @kernel(inline="always")
+def _long_argmax_rows(dims):
+    """Whether Indices of 2x2 and 3x3 windows at stride 2 take the long rows
+    (_long_rows_argmax): on rows of more than 32 columns (shorter ones: the short rows or
+    the flat stretches) and of under 2**29 (the rows of a window lie at most 2 * W apart,
+    kept in int32 by the vectors; longer rows go rows first)."""
+    return ((_square_stride_2(dims, 3) or _square_stride_2(dims, 2))
+            and 2 * LANES < dims[P_W] < (1 << 29))  # fmt: skip
+
+
+@kernel(counted=False)
+def _long_rows_argmax(x, y, indices, dims, taps, inf_bits, fill, plane, oh_lo, oh_hi, scratch,
+                      index_scratch, sortable_fill):  # fmt: skip
+    """Output rows oh_lo..oh_hi-1 of a plane of 2x2 or 3x3 windows at stride 2, with
+    Indices, for rows without NaN (the caller checks them after): each output row in runs
+    of 15 windows (2x2: 16) that read 32 columns, as the short rows pool theirs
+    (argmax_of_3x3_stride_2, argmax_of_2x2_stride_2; _long_rows), then the windows at the
+    row's ends (_long_rows_ends). Compiled on its own."""
+    if _short_kind(dims) == SHORT_3X3_STRIDE_2:
+        _long_rows(x, y, indices, dims, plane, oh_lo, oh_hi, scratch, index_scratch,
+                   sortable_fill, SHORT_3X3_STRIDE_2)  # fmt: skip
+    else:
+        _long_rows(x, y, indices, dims, plane, oh_lo, oh_hi, scratch, index_scratch,
+                   sortable_fill, SHORT_2X2_STRIDE_2)  # fmt: skip
+    _long_rows_ends(x, y, indices, dims, taps, inf_bits, fill, plane, oh_lo, oh_hi)
+
+
+@kernel(inline="always")
+def _long_row_windows(dims, per_run):
+    """(o_lo, o_hi, o_full) of the long rows: windows o_lo..o_hi-1 have no tap before the
+    row and their first inside it; the runs from o_lo on that start before o_full read 32
+    columns inside the row and store 16 windows inside it (the 16th of a 3x3 run may be
+    past the row's last window, whose last tap need not end the row)."""
+    W, OW, pw = dims[P_W], dims[P_OW], dims[P_PW]
+    o_lo = min(OW, (pw + 1) // 2)
+    o_hi = max(o_lo, min(OW, (W + pw - 1) // 2 + 1))
+    o_full = max(o_lo, min(min(o_hi, OW - LANES + 1), (W - 2 * LANES + pw) // 2 + 1))
+    return o_lo, o_hi, o_full
+
+
+@kernel(inline="always")
+def _long_run(x, r0, r1, r2, width, y, indices, at, kind, sortable_fill):
+    """One run of the long rows, in place: the windows from y[at] on, of the window rows
+    read from x[r0], x[r1] (and x[r2]) on, whose lanes from ``width`` on hold the fill."""
+    if kind == SHORT_3X3_STRIDE_2:
+        argmax_of_3x3_stride_2(x, r0, r1, r2, r0, r1, r2, width, y, indices, at, sortable_fill)
+    else:
+        argmax_of_2x2_stride_2(x, r0, r1, r0, r1, width, y, indices, at, sortable_fill)
+
+
+@kernel(counted=False)
+def _long_run_through_scratch(x, r0, r1, r2, width, y, indices, at, n, kind, scratch,
+                              index_scratch, sortable_fill):  # fmt: skip
+    """_long_run through ``scratch`` and ``index_scratch``, with the rows' own positions,
+    storing its first n windows: where the run's rows would read past the end of x, or
+    its 16 windows land past the task's outputs. Compiled on its own (see _long_rows)."""
+    for c in range(width):
+        scratch[c] = x[r0 + c]
+        scratch[2 * LANES + c] = x[r1 + c]
+        scratch[4 * LANES + c] = x[r2 + c]
+    loads = (np.int64(0), np.int64(2 * LANES), np.int64(4 * LANES))
+    if kind == SHORT_3X3_STRIDE_2:
+        argmax_of_3x3_stride_2(scratch, loads[0], loads[1], loads[2], r0, r1, r2, width, scratch,
+                               index_scratch, np.int64(6 * LANES), sortable_fill)  # fmt: skip
+    else:
+        argmax_of_2x2_stride_2(scratch, loads[0], loads[1], r0, r1, width, scratch,
+                               index_scratch, np.int64(6 * LANES), sortable_fill)  # fmt: skip
+    for c in range(n):
+        y[at + c] = scratch[6 * LANES + c]
+        indices[at + c] = index_scratch[6 * LANES + c]
+
+
+@kernel(inline="always")
+def _long_rows(x, y, indices, dims, plane, oh_lo, oh_hi, scratch, index_scratch, sortable_fill,
+               kind):  # fmt: skip
+    """The runs of _long_rows_argmax, for windows of one ``kind``: on each output row with a
+    tap row inside the plane (a pad row is the window's first row inside, read again, see
+    _short_window_rows), the runs of _long_row_windows' o_full, then the rest in runs whose
+    lanes past the row hold the fill, as pads after it, the last moved back to end at the
+    row's last window whose first column is inside; and the windows with a tap in the pad
+    before the row one at a time. Row-major positions.
+
+    A 3x3 run stores 16 windows, the last of them wrong (it would need column 32), which
+    the next run or row overwrites: so the run that ends the task's last row, and any run
+    whose rows would read past the end of x, go through the scratch. (Everything else
+    stays out of these loops, in functions compiled on their own: with the scratch's
+    copies inlined, or the ends' exact windows and the column-major rewrite in the row
+    loop, the same runs took 1.3-2.1x the time of a prototype that had only the runs,
+    float32, one thread, 1x64x112x112.)"""
+    H, W, OH, OW = dims[P_H], dims[P_W], dims[P_OH], dims[P_OW]
+    ph, pw = dims[P_PH], dims[P_PW]
+    k, per_run = (3, LANES - 1) if kind == SHORT_3X3_STRIDE_2 else (2, LANES)
+    o_lo, o_hi, o_full = _long_row_windows(dims, per_run)
+    if o_hi - o_lo < per_run:  # (rows too short for a run: _long_rows_ends takes them)
+        return
+    xa = plane * H * W
+    full = np.int32(2 * LANES)
+    for oh in range(oh_lo, oh_hi):
+        top = 2 * oh - ph
+        if top + k <= 0 or top >= H:  # (no tap row inside: _long_rows_ends)
+            continue
+        ya = (plane * OH + oh) * OW
+        first, second, third = _short_window_rows(xa, top, kind, H, W)
+        o = o_lo
+        while o < o_full:
+            c0 = 2 * o - pw
+            _long_run(x, first + c0, second + c0, third + c0, full, y, indices, ya + o, kind,
+                      sortable_fill)  # fmt: skip
+            o += per_run
+        while o < o_hi:  # (usually one or two runs: o_hi - o_full is at most 16)
+            o0 = min(o, o_hi - per_run)
+            c0 = 2 * o0 - pw
+            r0, r1, r2 = first + c0, second + c0, third + c0
+            width = min(W - c0, 2 * LANES)
+            if max(r0, max(r1, r2)) + 2 * LANES <= x.shape[0] and not (
+                oh == oh_hi - 1 and o0 + LANES > OW
+            ):
+                _long_run(x, r0, r1, r2, np.int32(width), y, indices, ya + o0, kind,
+                          sortable_fill)  # fmt: skip
+            else:
+                _long_run_through_scratch(x, r0, r1, r2, width, y, indices, ya + o0, per_run,
+                                          kind, scratch, index_scratch,
+                                          sortable_fill)  # fmt: skip
+            o = o0 + per_run
+        # the windows with a tap in the pad before the row (pads of 1 or 2: window 0): its
+        # taps in row-major order, a later one only when larger
+        for o in range(o_lo):
+            rows = (first, second, third)
+            best, best_at = to_sortable(x[first]), first
+            for t in range(k):
+                for c in range(2 * o + k - pw):
+                    value = to_sortable(x[rows[t] + c])
+                    if value > best:
+                        best, best_at = value, rows[t] + c
+            y[ya + o] = from_sortable(best)
+            indices[ya + o] = best_at
+
+
+@kernel(counted=False)
+def _long_rows_ends(x, y, indices, dims, taps, inf_bits, fill, plane, oh_lo, oh_hi):
+    """What _long_rows leaves of rows oh_lo..oh_hi-1: the Indices made column-major where
+    they must be, and with _windows_exact the windows past the row's last run, and whole
+    rows with no tap row inside or too short for a run."""
+    H, W, OH, OW = dims[P_H], dims[P_W], dims[P_OH], dims[P_OW]
+    k, ph = dims[P_KH], dims[P_PH]
+    per_run = LANES - 1 if k == 3 else LANES
+    o_lo, o_hi, _ = _long_row_windows(dims, per_run)
+    xa = plane * H * W
+    if dims[P_COLUMN_MAJOR] != 0:
+        _as_column_major(indices, (plane * OH + oh_lo) * OW, (plane * OH + oh_hi) * OW, xa,
+                         H * W, H, W)  # fmt: skip
+    for oh in range(oh_lo, oh_hi):
+        top = 2 * oh - ph
+        if top + k <= 0 or top >= H or o_hi - o_lo < per_run:
+            _windows_exact(x, y, indices, True, dims, taps, inf_bits, fill, plane, oh, 0, OW)
+        else:
+            _windows_exact(x, y, indices, True, dims, taps, inf_bits, fill, plane, oh, o_hi, OW)
+
+
+@kernel(inline="always")
 def _flat_rows(
     columns, column_of, y, y_at, n, guard, held, sw, kw, dw, pw, sortable_fill, evens, free
 ):  # fmt: skip
@@ -1825,7 +1977,7 @@ def _positions_fit(dims):
 @kernel(inline="always")
 def _pair_offsets_fit(dims):
     """Whether a 2x2 window's tap offsets from its first tap (W, W + 1 row-major; H, H + 1
-    column-major) fit in int32, as _window_task and _pair_windows keep them."""
+    column-major) fit in int32, as _window_task keeps them."""
     return dims[P_H] < (1 << 31) - 1 and dims[P_W] < (1 << 31) - 1
 
 
@@ -1855,32 +2007,6 @@ def _task_pairs(dims, x):
     short_rows_flat = dims[P_COLUMN_MAJOR] == 0 and x.itemsize < 8
     shortest = 24 if x.itemsize == 2 else 8  # (windows a row)
     return _pairs_inside(dims) and (dims[P_OW] >= shortest or not short_rows_flat)
-
-
-@kernel(inline="always")
-def _window_pairs(dims, wide):
-    """Whether the planar kernel takes 2x2 windows at stride 2 with Indices one at a time
-    (_pair_windows) rather than through rows of pitch column maxima (the flat stretches): on
-    rows of at least 24 windows, all of whose taps are inside the plane. (The parallel entry
-    takes calls whose taps are all inside through _window_task instead, on rows of any
-    length: this rule is the serial entry's, and that of windows across the ends.) On
-    shorter rows LLVM leaves the loop scalar: its vector loop sits behind a run-time test
-    that the outputs do not overlap the input, which LLVM judged worth it from 28 windows on
-    (Intel Xeon, 2026-12-02; on an earlier machine the scalar loop had also turned the
-    selects of the positions into branches, which the data mispredict: 6x slower than the
-    flat stretches on 14-wide rows). Windows across the plane's ends would go one at a time
-    through the exact loop: there the flat stretches took 0.51-0.83 of this path's time
-    (float32, batch 1, planes of 55x55 to 113x113 with pads, AMD Zen 4, 2026-11-27; earlier,
-    for 8- and 16-bit items, this path took 1.09-1.26x on 111x111 with pads 1). Rows of 25
-    to 31 windows that _vector_runs splits in two take the flat stretches too: there the two
-    overlapping runs nearly double the work (flat: float32 0.84-0.88 of the time on 50x50 to
-    62x62, float64 0.94-1.01; for 8- and 16-bit items, against the one run they took before,
-    float16 0.74-0.83 and uint8 0.82-0.98 on 56x56 to 62x62, rows 4 to 7 past a multiple of
-    8, but 0.94-1.23x and 1.06-1.21x on 50x50 and 54x54, 1 to 3 past, which _vector_runs
-    keeps whole). Rows too long for the flat stretches (P_PITCH_ROWS 0) always come here."""
-    ragged = dims[P_OW] < 32 and _vector_runs(0, dims[P_OW], wide)[0] < dims[P_OW]
-    return (_square_stride_2(dims, 2) and dims[P_OW] >= 24
-            and ((_pairs_inside(dims) and not ragged) or dims[P_PITCH_ROWS] == 0))  # fmt: skip
 
 
 @kernel(inline="always")
@@ -1940,64 +2066,8 @@ def _zero_maxima_exact(x, y, indices, want, dims, taps, inf_bits, fill, plane, o
 
 
 @kernel(inline="always")
-def _vector_runs(lo, hi, wide):
-    """(first_to, second_from): windows lo..hi-1 as lo..first_to-1 and second_from..hi-1,
-    two overlapping runs of the same length, a multiple of 8 and at least 24 (or as one
-    run, first_to = second_from = hi, when hi - lo is a multiple of 8 or under 24, or,
-    for items that are not ``wide`` (see wide_items), when it is less than 4 past one).
-
-    For the loops of _pair_windows and _triple_windows, whose windows may be done twice:
-    LLVM vectorises them 8 windows at a time, from 16 or 24 on, and leaves the rest of a row
-    to a scalar loop in which the selects become branches. Those are mispredicted on real
-    data (on the same input called again and again the predictor learns them, and a
-    benchmark does not see it). On the AMD Zen 4 machine, with eight different inputs in
-    turn, two runs took, of the time of one: 2x2 windows, float32, 0.57-0.79 on rows of 28,
-    31 and 55 windows (float64, in an earlier form of the same runs: 0.82-0.85); 3x3
-    windows at stride 2 on rows of 54 and 55, float32 0.72-0.79 and float64 0.75-0.95.
-    8- and 16-bit items, with four inputs in turn (2026-11-27): 3x3 windows at stride 2 on
-    rows of 54 and 55, 0.59-0.62 for uint8 and float16; 2x2 on rows of 39 and 45, 0.76-0.93
-    for uint8, int8 and float16; but on rows of 33 and 35 windows, 1.13-1.29x for uint8
-    and int8 (float16: 0.94-1.21), and on rows of 49, 0.94-0.99: with a scalar remainder
-    of 1 to 3 windows, two runs were no better overall, and one is kept."""
-    n = hi - lo
-    if n % 8 == 0 or n < 24 or (not wide and n % 8 < 4):
-        return hi, hi
-    length = max(24, (n + 15) // 16 * 8)
-    return lo + length, hi - length
-
-
-@kernel(inline="always")
-def _prefetch_ahead(x, at, n):
-    """Asks for x[at:at + n], one hint a cache line (past x's end: nothing happens)."""
-    for e in range(at, at + n, CACHE_LINE // x.itemsize):
-        prefetch(x, e)
-
-
-@kernel(inline="always")
-def _task_lead(dims, row_blocks, oh_lo, oh_hi):
-    """How far ahead of a task's input rows, in items, the next task's lie, for the 3x3
-    windows at stride 2 of _triple_windows: the next plane (one task a plane) or the next
-    block of rows. Each output row asks for its two input rows that far ahead
-    (_prefetch_ahead), which together make the next task's input.
-
-    Measured when a task's check for NaN and -0.0 read its rows before its pooling did
-    (until 2026-12-04; it now comes after), doing nothing else while they came from the
-    last-level cache: on 1x64x112x112 (float32, 3x3/2, Indices, kernel entry, Intel Xeon
-    with 480 MiB of L3, 2026-12-03) the call took 0.78 of its time with the check switched
-    off. With the rows asked for during the task before, they arrived while that task
-    computed: 0.83-0.85 of the time before on the 3x3/2 layers of 109x109 to 112x112
-    planes, batch 1 and 8. (Asked for the same way,
-    VGG's 2x2/2 layers took 0.81-1.26x the time, mostly more than before, in two runs:
-    loops that do little work per byte; and the 3x3 loops of the pitch rows, on planes of
-    13x13 to 55x55, 0.92-1.07x.)"""
-    if row_blocks == 1:
-        return dims[P_H] * dims[P_W]
-    return dims[P_SH] * (oh_hi - oh_lo) * dims[P_W]
-
-
-@kernel(inline="always")
 def _pair_window(x, y, indices, ra, W, ya, o, base, col_step, at0, at1, at2, at3):
-    """Window o of a row of _pair_windows: its maximum into y[ya + o] and the position of
+    """Window o of a row of _window_task: its maximum into y[ya + o] and the position of
     its first maximum into indices[ya + o]."""
     a = to_sortable(x[_u(ra + 2 * o)])
     b = to_sortable(x[_u(ra + 2 * o + 1)])
@@ -2012,53 +2082,6 @@ def _pair_window(x, y, indices, ra, W, ya, o, base, col_step, at0, at1, at2, at3
     take = b > a
     y[_u(ya + o)] = from_sortable(b if take else a)
     indices[_u(ya + o)] = base + 2 * o * col_step + (at3 if take else at)
-
-
-@kernel(counted=False)
-def _pair_windows(x, y, indices, dims, taps, inf_bits, fill, plane, oh_lo, oh_hi):
-    """Output rows oh_lo..oh_hi-1 of a plane of 2x2 windows at stride 2 (VGG's), with
-    Indices: the four taps of each window written out in row-major order, so that the first
-    maximum wins with a plain ``>`` (separable passes, which carry the positions through
-    both, took up to twice as long: this loop measured 0.55-0.84 of their time)."""
-    H, W, OH, OW = dims[P_H], dims[P_W], dims[P_OH], dims[P_OW]
-    ph, pw = dims[P_PH], dims[P_PW]
-    lo_w, hi_w = dims[P_LO_W], dims[P_HI_W]
-    # a tap's position is its offset from the window's first: at_1..3
-    row_step, col_step = (1, H) if dims[P_COLUMN_MAJOR] != 0 else (W, 1)
-    at1, at2 = np.int32(col_step), np.int32(row_step)
-    at3, at0 = at1 + at2, np.int32(0)
-    xa = plane * H * W
-    offsets_fit = _pair_offsets_fit(dims)
-    for oh in range(oh_lo, oh_hi):
-        ow_from, ow_to = 0, 0
-        if _tap_hi(taps, 0, oh) - _tap_lo(taps, 0, oh) == 2:  # (else a row at the border)
-            ow_from, ow_to = lo_w, hi_w
-            ya = (plane * OH + oh) * OW
-            r = 2 * oh - ph
-            ra = xa + r * W - pw
-            base = xa + r * row_step - pw * col_step
-            first_to, second_from = _vector_runs(ow_from, ow_to, wide_items(x))
-            if not offsets_fit:
-                # (rows or columns of 2**31 - 1 or more: the offsets in int64)
-                for o in range(ow_from, ow_to):
-                    _pair_window(x, y, indices, ra, W, ya, o, base, col_step, 0, col_step,
-                                 row_step, col_step + row_step)  # fmt: skip
-            # (row-major with a constant column step: with the run-time one, each window's
-            # index took a 64-bit multiplication, and VGG's 224x224 and 112x112 planes
-            # took 1.08-1.09x the time on the AVX2 AMD EPYC (Zen) machine)
-            elif col_step == 1:
-                for o in range(ow_from, first_to):
-                    _pair_window(x, y, indices, ra, W, ya, o, base, 1, at0, at1, at2, at3)
-                for o in range(second_from, ow_to):  # (the rest, overlapping the first run)
-                    _pair_window(x, y, indices, ra, W, ya, o, base, 1, at0, at1, at2, at3)
-            else:
-                for o in range(ow_from, first_to):
-                    _pair_window(x, y, indices, ra, W, ya, o, base, col_step, at0, at1, at2, at3)
-                for o in range(second_from, ow_to):
-                    _pair_window(x, y, indices, ra, W, ya, o, base, col_step, at0, at1, at2, at3)
-        _windows_exact(x, y, indices, True, dims, taps, inf_bits, fill, plane, oh, 0, ow_from)
-        _windows_exact(x, y, indices, True, dims, taps, inf_bits, fill, plane, oh,
-                       max(ow_from, ow_to), OW)  # fmt: skip
 
 
 @kernel(counted=False)
@@ -2079,12 +2102,9 @@ def _zero_maxima_rows(x, y, indices, dims, taps, inf_bits, fill, plane, oh_lo, o
 
 @kernel(inline="always")
 def _window_task(x, bits, y, indices, dims, taps, inf_bits, fill, special_mask, special_inf,
-                 act_code, act_constants, row_blocks, task, triples, sortable_fill, first_to,
-                 even_max, even_key, odd_max, odd_key):  # fmt: skip
+                 act_code, act_constants, row_blocks, task):  # fmt: skip
     """Task ``task`` (a block of output rows of one plane) of a call with Indices that
-    _task_pairs takes (each 2x2 window with its four taps in row-major order,
-    _pair_window) or, with ``triples``, that _window_triples takes
-    (_triple_windows, with its buffers and ``first_to``).
+    _task_pairs takes: each 2x2 window with its four taps in row-major order (_pair_window).
 
     Inlined into the body of the parallel entry's prange loop, and only there: numba marks
     the arrays of such a body ``noalias`` when its own alias analysis finds no two of its
@@ -2095,39 +2115,33 @@ def _window_task(x, bits, y, indices, dims, taps, inf_bits, fill, special_mask, 
     to a scalar loop (float32 on an Intel Xeon, 2026-12-02: 2.0-2.4x the time of the values
     call on 1x512x28x28, against 0.95-1.05 here, without the check for NaN). So this body
     holds nothing that the analysis takes for an alias: no helper that returns a tuple or a
-    bool (the check's result is one integer, _special_flags; _column3 writes its pair), and
-    the rare paths are calls to kernels compiled on their own."""
+    bool (the check's result is one integer, _special_flags), and the rare paths are calls
+    to kernels compiled on their own."""
     H, W, OH, OW = dims[P_H], dims[P_W], dims[P_OH], dims[P_OW]
     plane = task // row_blocks
     block = task - plane * row_blocks
     oh_lo = block * OH // row_blocks
     oh_hi = (block + 1) * OH // row_blocks
     xa = plane * H * W
-    # the input rows these outputs read (3x3/2: clipped to the plane)
+    # the input rows these outputs read
     r_lo = max(0, 2 * oh_lo - dims[P_PH])
-    r_hi = min(H, 2 * (oh_hi - 1) - dims[P_PH] + (3 if triples else 2))
-    if triples:
-        _triple_windows(x, y, indices, dims, taps, sortable_fill, plane, oh_lo, oh_hi, even_max,
-                        even_key, odd_max, odd_key, first_to,
-                        _task_lead(dims, row_blocks, oh_lo, oh_hi))  # fmt: skip
+    r_hi = min(H, 2 * (oh_hi - 1) - dims[P_PH] + 2)
+    # a tap's position is its offset from the window's first: at1..3
+    at0 = np.int32(0)
+    if dims[P_COLUMN_MAJOR] != 0:
+        at1, at2, at3 = np.int32(H), np.int32(1), np.int32(H + 1)
+        for oh in range(oh_lo, oh_hi):
+            ra = xa + 2 * oh * W
+            ya = (plane * OH + oh) * OW
+            for o in range(OW):
+                _pair_window(x, y, indices, ra, W, ya, o, xa + 2 * oh, H, at0, at1, at2, at3)
     else:
-        # a tap's position is its offset from the window's first: at1..3
-        at0 = np.int32(0)
-        if dims[P_COLUMN_MAJOR] != 0:
-            at1, at2, at3 = np.int32(H), np.int32(1), np.int32(H + 1)
-            for oh in range(oh_lo, oh_hi):
-                ra = xa + 2 * oh * W
-                ya = (plane * OH + oh) * OW
-                for o in range(OW):
-                    _pair_window(x, y, indices, ra, W, ya, o, xa + 2 * oh, H, at0, at1, at2,
-                                 at3)  # fmt: skip
-        else:
-            at1, at2, at3 = np.int32(1), np.int32(W), np.int32(W + 1)
-            for oh in range(oh_lo, oh_hi):
-                ra = xa + 2 * oh * W
-                ya = (plane * OH + oh) * OW
-                for o in range(OW):
-                    _pair_window(x, y, indices, ra, W, ya, o, ra, 1, at0, at1, at2, at3)
+        at1, at2, at3 = np.int32(1), np.int32(W), np.int32(W + 1)
+        for oh in range(oh_lo, oh_hi):
+            ra = xa + 2 * oh * W
+            ya = (plane * OH + oh) * OW
+            for o in range(OW):
+                _pair_window(x, y, indices, ra, W, ya, o, ra, 1, at0, at1, at2, at3)
     # Checked for NaN and -0.0 after the pooling, as in _planar_tasks
     flags = 0
     if special_mask != 0 and r_lo < r_hi:
@@ -2142,37 +2156,6 @@ def _window_task(x, bits, y, indices, dims, taps, inf_bits, fill, special_mask, 
 
 
 @kernel(inline="always")
-def _window_triples(dims):
-    """Whether the planar kernel takes 3x3 windows at stride 2 with Indices through
-    _triple_windows: on rows of at least 48 of them. On an Intel Xeon (AVX-512), against
-    the flat stretches (with row-major Indices), this path took 0.70-0.88 of the time on
-    rows of 54 to 56 windows (planes of 109 to 112), but 1.3-1.7x on rows of 26 to 28.
-    On the AMD Zen 4 machine, with the two overlapping runs of _vector_runs, rows of 26 to
-    28 windows this way took 0.92-0.99 of the time on one input called again and again
-    (float32, batch 1 and 8), but 1.02-1.15x with eight inputs in turn (float32, batch 1)
-    and 1.12-1.18x for float64 (one input). On the same machine, once the rows of pitch
-    column maxima took two loops without gathers (2026-11-27), Indices on rows of 54 to 56
-    windows through them took 0.92-0.97 of this path's time on one input called again and
-    again (float32, batch 1), but 0.90-1.05 with eight inputs in turn and 1.07-1.19x at
-    batch 8 (0.85 on ShuffleNet's 8x24x112x112): this path stays there. On the AVX2 AMD
-    EPYC (Zen) machine (2026-12-01) the rows of pitch column maxima took 0.82 of this path's
-    time on the same layers (0.65-0.97, batch 1 and 8; 0.96 once both had lost their masked
-    loads and stores, 2026-12-02), so this path is taken only where
-    dims[P_WINDOW_TRIPLES] says so (the target has AVX-512, see _attrs.WINDOW_TRIPLES), and
-    on rows too long for the pitch rows (P_PITCH_ROWS 0).
-    Rows of under 2**29 columns only: a window's row-major offset from its row's start,
-    at most 3 * W, is kept in int32 there. (The dispatcher already sends these windows on
-    rows of over 64Ki columns to the general kernel, whose scratch is smaller; the bound
-    keeps this kernel right on its own.)"""
-    return (
-        _square_stride_2(dims, 3)
-        and dims[P_OW] >= 48
-        and dims[P_W] < (1 << 29)
-        and (dims[P_WINDOW_TRIPLES] != 0 or dims[P_PITCH_ROWS] == 0)
-    )
-
-
-@kernel(inline="always")
 def _values_row_by_row(dims, wide):
     """Whether values of 3x3 windows at stride 2 on rows of 33 to 64 columns (which would
     otherwise take rows of pitch column maxima) are pooled row by row: for 4- and 8-byte
@@ -2181,149 +2164,6 @@ def _values_row_by_row(dims, wide):
     0.81-0.95 (float64) on the CNN layers of 54x54 to 56x56 planes, but 1.4-1.9x for
     float16 and uint8, whose rows of 33 to 64 fill at most two vectors (uint8: one)."""
     return wide and _square_stride_2(dims, 3) and dims[P_W] > 32
-
-
-@kernel(inline="always")
-def _column3(x, at0, at1, at2, key_0, key_1, key_2, maxima, keys, k):
-    """maxima[k] = the maximum of x[at0], x[at1], x[at2] (taps in row order), keys[k] = the
-    key of the first holding it. (It writes them rather than return a pair: see
-    _window_task.)"""
-    a = to_sortable(x[_u(at0)])
-    b = to_sortable(x[_u(at1)])
-    take = b > a
-    a = b if take else a
-    key = key_1 if take else key_0
-    b = to_sortable(x[_u(at2)])
-    take = b > a
-    maxima[_u(k)] = b if take else a
-    keys[_u(k)] = key_2 if take else key
-
-
-@kernel(inline="always")
-def _triple_row(y, indices, even_max, even_key, odd_max, odd_key, dims, xa, ya, r0, o_from, o_to):
-    """Windows o_from..o_to-1 of an output row of _triple_windows from its column buffers:
-    the plain maximum of a window's three columns and, of the columns equal to it, the
-    smallest key + column tap."""
-    H, W, pw = dims[P_H], dims[P_W], dims[P_PW]
-    # (a column below the window's maximum gets a key of 16 or more, by a bit mask: picked
-    # by a select, its key was loaded only where needed, as a masked load, and column-major
-    # 3x3/2 with Indices took 1.37x the time on the AVX2 AMD EPYC (Zen) machine)
-    one, two, lose = np.int32(1), np.int32(2), np.int32(16)
-    # (tap row 0, buffer column 0; a loop for each order, with one multiplication
-    # each: one loop for both, with two, took 1.05-1.07x the time on 109x109 to 112x112.
-    # The two bodies differ only in the index: through a helper that returned the maximum
-    # and its key, LLVM left them scalar, 6-9x the time)
-    if dims[P_COLUMN_MAJOR] != 0:
-        at = xa + r0 - pw * H
-        for o in range(o_from, o_to):
-            a = even_max[_u(o)]
-            b = odd_max[_u(o)]
-            c = even_max[_u(o + 1)]
-            m = b if b > a else a
-            m = c if c > m else m
-            ka = np.int32(even_key[_u(o)] | (lose & (np.int32(a == m) - one)))
-            kb = np.int32((odd_key[_u(o)] + one) | (lose & (np.int32(b == m) - one)))
-            kc = np.int32((even_key[_u(o + 1)] + two) | (lose & (np.int32(c == m) - one)))
-            key = min(min(ka, kb), kc)
-            y[_u(ya + o)] = from_sortable(m)
-            won = at + (key >> 2) + (2 * o + (key & 3)) * H
-            indices[_u(ya + o)] = won if key < OUTSIDE_KEY else -1
-    else:
-        # (the offset from at in int32, which _window_triples' bound on W keeps from
-        # overflowing: in int64 the loop took 1.04x the time on 109x109 to 112x112)
-        at = xa + r0 * W - pw
-        W32 = np.int32(W)
-        for o in range(o_from, o_to):
-            a = even_max[_u(o)]
-            b = odd_max[_u(o)]
-            c = even_max[_u(o + 1)]
-            m = b if b > a else a
-            m = c if c > m else m
-            ka = np.int32(even_key[_u(o)] | (lose & (np.int32(a == m) - one)))
-            kb = np.int32((odd_key[_u(o)] + one) | (lose & (np.int32(b == m) - one)))
-            kc = np.int32((even_key[_u(o + 1)] + two) | (lose & (np.int32(c == m) - one)))
-            key = min(min(ka, kb), kc)
-            y[_u(ya + o)] = from_sortable(m)
-            won = (key >> 2) * W32 + np.int32(2 * o) + (key & 3)
-            indices[_u(ya + o)] = at + won if key < OUTSIDE_KEY else -1
-
-
-@kernel(inline="always")
-def _triple_windows(x, y, indices, dims, taps, sortable_fill, plane, oh_lo, oh_hi, even_max,
-                    even_key, odd_max, odd_key, first_to, lead):  # fmt: skip
-    """Output rows oh_lo..oh_hi-1 of a plane of 3x3 windows at stride 2, with Indices, for
-    data without NaN (with a -0.0, _zero_maxima_exact then redoes the zero maxima).
-
-    Per output row, the pass down the columns keeps each column's maximum (the first of
-    equal ones) and a key for its tap row, 4 * t, in two buffers, the even columns and the
-    odd ones (so that both passes read contiguous memory); the pass along the row takes
-    the plain maximum of a window's three columns and then, of the columns equal to it,
-    the smallest key + column tap (_triple_row; in two overlapping runs, see _vector_runs):
-    the first maximum in row-major window order, written out as a row-major or
-    column-major index (column-major: this measured 0.35-0.66 of the time of the
-    rows-first path: float32, float16, uint8, float64). Columns in the pads hold ``fill``
-    with key OUTSIDE_KEY, 12, which loses every tie; a window whose key stays 12 or more has
-    no tap inside (index -1). ``first_to``: _vector_runs(0, OW, wide_items(x))[0]. Each
-    output row asks for two input rows ``lead`` items ahead (see _task_lead).
-
-    (Window by window instead, the nine taps in row-major order with a plain ``>`` as in
-    _pair_windows, no keys, took 2.6-4.0x the time on 109x109 to 112x112 planes: float32,
-    batch 1, AMD Zen 4, 2026-11-27.)
-    """
-    H, W, OH, OW = dims[P_H], dims[P_W], dims[P_OH], dims[P_OW]
-    ph, pw = dims[P_PH], dims[P_PW]
-    # buffer column i is input column i - pw; the pairs 2k, 2k + 1 with both inside the
-    # input are taken in one loop, the others (at most one at each end) one at a time
-    n_columns = 2 * OW + 1
-    c_lo = min(max(pw, 0), n_columns)
-    c_hi = min(max(W + pw, c_lo), n_columns)
-    k_lo = (c_lo + 1) // 2
-    k_hi = max(k_lo, c_hi // 2)
-    for i in range(n_columns):  # the columns in the pads
-        if (i < c_lo or i >= c_hi) and i % 2 == 0:
-            even_max[i // 2], even_key[i // 2] = sortable_fill, OUTSIDE_KEY
-        elif i < c_lo or i >= c_hi:
-            odd_max[i // 2], odd_key[i // 2] = sortable_fill, OUTSIDE_KEY
-    xa = plane * H * W
-    second_from = OW - first_to  # (the second run's start, when first_to < OW)
-    for oh in range(oh_lo, oh_hi):
-        ya = (plane * OH + oh) * OW
-        t_lo, t_hi = _tap_lo(taps, 0, oh), _tap_hi(taps, 0, oh)
-        if t_lo >= t_hi:
-            for e in range(ya, ya + OW):
-                y[e] = from_sortable(sortable_fill)
-                indices[e] = -1
-            continue
-        r0 = 2 * oh - ph  # the row of tap 0
-        _prefetch_ahead(x, xa + r0 * W + lead, 2 * W)
-        # a tap row outside the plane reads its first row inside instead, keyed as it: equal
-        # values never replace (nor, when before it, win the tie)
-        t0, t1, t2 = min(max(0, t_lo), t_hi - 1), min(max(1, t_lo), t_hi - 1), t_hi - 1
-        key_0, key_1, key_2 = np.int32(4 * t0), np.int32(4 * t1), np.int32(4 * t2)
-        ra0 = xa + (r0 + t0) * W - pw  # x[ra0 + i]: tap row 0, buffer column i
-        ra1 = xa + (r0 + t1) * W - pw
-        ra2 = xa + (r0 + t2) * W - pw
-        for k in range(k_lo, k_hi):
-            _column3(x, ra0 + 2 * k, ra1 + 2 * k, ra2 + 2 * k, key_0, key_1, key_2, even_max,
-                     even_key, k)  # fmt: skip
-            _column3(x, ra0 + 2 * k + 1, ra1 + 2 * k + 1, ra2 + 2 * k + 1, key_0, key_1, key_2,
-                     odd_max, odd_key, k)  # fmt: skip
-        if c_lo % 2 == 1 and c_hi > c_lo:  # (the first column inside is odd)
-            _column3(x, ra0 + c_lo, ra1 + c_lo, ra2 + c_lo, key_0, key_1, key_2, odd_max,
-                     odd_key, c_lo // 2)  # fmt: skip
-        if c_hi % 2 == 1 and c_hi > c_lo:  # (the last column inside is even)
-            i = c_hi - 1
-            _column3(x, ra0 + i, ra1 + i, ra2 + i, key_0, key_1, key_2, even_max, even_key,
-                     c_hi // 2)  # fmt: skip
-        # (one run written as its own call: through the two calls' bounds, LLVM checked the
-        # buffers' overlap on every row, and rows of 56 windows took 1.04-1.07x the time)
-        if first_to == OW:
-            _triple_row(y, indices, even_max, even_key, odd_max, odd_key, dims, xa, ya, r0, 0, OW)
-        else:
-            _triple_row(y, indices, even_max, even_key, odd_max, odd_key, dims, xa, ya, r0, 0,
-                        first_to)  # fmt: skip
-            _triple_row(y, indices, even_max, even_key, odd_max, odd_key, dims, xa, ya, r0,
-                        second_from, OW)  # fmt: skip
 
 
 @kernel()
@@ -2337,7 +2177,7 @@ def _flat_tables(dims, row_blocks, tasks, want, wide):
     output's o * sw. int32, to be compared with int32 bounds: int64 would halve the
     vector width."""
     H, W, OH, OW = dims[P_H], dims[P_W], dims[P_OH], dims[P_OW]
-    if want and (_window_pairs(dims, wide) or _window_triples(dims)):  # (no tables)
+    if want and _long_argmax_rows(dims):  # (no tables)
         return 0, 0, np.empty(0, dtype=np.int32), np.empty(0, dtype=np.int32)
     flat_rows = dims[P_FLAT_ROWS] == 1
     narrow_rows = dims[P_FLAT_ROWS] == 2  # (rows of W outputs too, cut to OW after)
@@ -2491,8 +2331,8 @@ def _planar_tasks(
     the values on planes of 12x12 to 28x28 on an Intel Xeon, whose loops over rows that
     short stay scalar). Where the flat stretches do not apply, Indices are pooled along
     the rows first, so that the first maximum in row-major window order wins. At stride
-    2, 2x2 windows on rows of at least 24 (``_pair_windows``) and 3x3 ones on rows of at
-    least 48 (``_triple_windows``) are pooled window by window, in either storage order.
+    2, 2x2 and 3x3 windows on rows of more than 32 columns take the long rows, whose
+    vectors pool along the rows first too (``_long_rows_argmax``), in either storage order.
     All compare the sortable form of the values (a plain ``>``; 16-bit floats get it with
     two bit operations instead of the exact key of every comparison).
     """
@@ -2502,8 +2342,7 @@ def _planar_tasks(
     column_major = dims[P_COLUMN_MAJOR] != 0
     lo_w, hi_w = dims[P_LO_W], dims[P_HI_W]
     rows_lo, rows_hi = _interior_lo(taps, 0), _interior_hi(taps, 0)  # (for _slot_in)
-    window_pairs = _window_pairs(dims, wide_items(x))
-    window_triples = _window_triples(dims)
+    long_rows = want and _long_argmax_rows(dims)
     # The fast paths compare sortable values (see _ordering.to_sortable)
     # (kept in the storage type: from_sortable picks its conversion by the type)
     sortable_fill = np.full(1, to_sortable(fill), dtype=x.dtype)[0]
@@ -2563,8 +2402,11 @@ def _planar_tasks(
     # _short_rows_argmax)
     short_rows = group_planes > 0 and (_short_argmax_rows(dims) if want
                                        else _short_square_rows(dims))  # fmt: skip
-    short_scratch = np.full(8 * LANES if short_rows else 0, sortable_fill, dtype=x.dtype)
-    short_index_scratch = np.empty(8 * LANES if short_rows and want else 0, dtype=np.int64)
+    # (the long rows, _long_rows_argmax, take the same scratch)
+    short_scratch = np.full(8 * LANES if short_rows or long_rows else 0, sortable_fill,
+                            dtype=x.dtype)  # fmt: skip
+    short_index_scratch = np.empty(8 * LANES if (short_rows or long_rows) and want else 0,
+                                   dtype=np.int64)  # fmt: skip
     # (the short rows write whole vectors up to the end of these)
     short_y, short_indices = y[: last_task * OH * OW], indices[: last_task * OH * OW]
     row_acc = np.empty(OW, dtype=x.dtype)
@@ -2574,12 +2416,6 @@ def _planar_tasks(
     pair_index = np.empty(OW + kw if want and sw == 2 else 0, dtype=np.int64)
     row_values = np.empty(0, dtype=x.dtype)
     row_index = np.empty(0, dtype=np.int64)
-    # _triple_windows' column maxima and keys: OW odd columns, OW + 1 even ones
-    n_odd = OW if want and window_triples else 0
-    even_max = np.empty(n_odd + 1 if n_odd > 0 else 0, dtype=x.dtype)
-    even_key = np.empty(even_max.shape[0], dtype=np.int32)
-    odd_max = np.empty(n_odd, dtype=x.dtype)
-    odd_key = np.empty(n_odd, dtype=np.int32)
     task = first_task
     while task < last_task:
         if group_planes > 0:
@@ -2743,14 +2579,9 @@ def _planar_tasks(
                 seen[lane] = 0
                 seen[LANES + lane] = special_inf
         checked = seen if seen_lo < seen_hi else seen[:0]
-        if want and window_pairs:
-            _pair_windows(x, y, indices, dims, taps, inf_bits, fill, plane, oh_lo, oh_hi)
-
-        elif want and window_triples:
-            _triple_windows(x, y, indices, dims, taps, sortable_fill, plane, oh_lo, oh_hi,
-                            even_max, even_key, odd_max, odd_key,
-                            _vector_runs(0, OW, wide_items(x))[0],
-                            _task_lead(dims, row_blocks, oh_lo, oh_hi))  # fmt: skip
+        if long_rows:
+            _long_rows_argmax(x, y, indices, dims, taps, inf_bits, fill, plane, oh_lo, oh_hi,
+                              short_scratch, short_index_scratch, sortable_fill)  # fmt: skip
 
         elif pitch_rows:
             # Other geometries where the row pass reads rows of pitch column maxima: blocks
@@ -3120,21 +2951,12 @@ def max_pool_planar(
     # one chunk per thread: numba hands each thread an equal share of a prange anyway, and
     # a chunk sets up its own scratch
     chunks = min(tasks, threads)
-    triples = want and _window_triples(dims)
-    if triples or (want and _task_pairs(dims, x)):  # (see _window_task)
-        sortable_fill = np.full(1, to_sortable(fill), dtype=x.dtype)[0]
-        first_to = _vector_runs(0, dims[P_OW], wide_items(x))[0]
-        n_odd = dims[P_OW] if triples else 0  # (_triple_windows' buffers)
+    # (rows the long rows take go to _planar_tasks)
+    if want and _task_pairs(dims, x) and not _long_argmax_rows(dims):  # (see _window_task)
         for chunk in prange(chunks):
-            even_max = np.empty(n_odd + 1, dtype=x.dtype)
-            even_key = np.empty(n_odd + 1, dtype=np.int32)
-            odd_max = np.empty(n_odd, dtype=x.dtype)
-            odd_key = np.empty(n_odd, dtype=np.int32)
             for task in range(chunk * tasks // chunks, (chunk + 1) * tasks // chunks):
                 _window_task(x, bits, y, indices, dims, taps, inf_bits, fill, special_mask,
-                             special_inf, act_code, act_constants, row_blocks, task, triples,
-                             sortable_fill, first_to, even_max, even_key, odd_max,
-                             odd_key)  # fmt: skip
+                             special_inf, act_code, act_constants, row_blocks, task)  # fmt: skip
         return
     for chunk in prange(chunks):
         # the flat stretches' tables, made by each thread for itself: made once before the

@@ -8,9 +8,10 @@ The first maximum in row-major window order is the first one in the earliest row
 the maximum. So a window's maximum can be taken along each of its rows first, the three
 taps in order with a plain ``>`` (of equal values the first stays), and then down its
 three rows, again in order with a plain ``>``: neither pass compares positions. The
-kernel's path for these windows (``_triple_windows``) goes down the columns first and
-settles ties by the smallest key. Each input row is pooled along once: the last tap row
-of an output row is the first of the next one's, kept in a carry.
+kernel's path for these windows when this was written (``_triple_windows``, since replaced
+by the long rows, whose vectors pool each window's rows the same way) went down the
+columns first and settled ties by the smallest key. Each input row is pooled along once:
+the last tap row of an output row is the first of the next one's, kept in a carry.
 
 This standalone loop (float32 without NaN or -inf; pads of 0 or 1 on both axes) is checked
 against ``fastpool.max_pool`` with Indices on data with and without ties, and then timed in

@@ -84,21 +84,6 @@ def entry(request, monkeypatch):
     return request.param
 
 
-@pytest.fixture(params=["window-triples", "pitch-rows"])
-def triples_path(request, monkeypatch):
-    """Run a test with 3x3/2 Indices on long rows through either planar path, whichever the
-    processor would pick (_attrs.WINDOW_TRIPLES: by AVX-512), with no plan or geometry
-    cached from the other."""
-    from fastpool import _api, _attrs
-
-    monkeypatch.setattr(_attrs, "WINDOW_TRIPLES", request.param == "window-triples")
-    _api._PLANS.clear()
-    _attrs.resolve_geometry.cache_clear()
-    yield request.param
-    _api._PLANS.clear()
-    _attrs.resolve_geometry.cache_clear()
-
-
 # Hypothesis profiles: "ci" by default; FASTPOOL_HYPOTHESIS_PROFILE=long for thousands of
 # examples per property. No deadline: the first example of a kind compiles kernels.
 def _register_hypothesis_profiles():

@@ -348,8 +348,7 @@ def check_with_ties_and_relu(attrs, dtype, shapes):
 
 # Planar geometries for test_negative_zero_without_nan, by test id: on its shapes they take
 # every fast path of the planar kernel (groups of small planes, rows of pitch column maxima,
-# rows of 33 to 64 row by row, stride 1 flat, _pair_windows, _triple_windows where the
-# processor has AVX-512 (test_window_triples takes it on any), rows first).
+# rows of 33 to 64 row by row, stride 1 flat, the long rows with Indices, rows first).
 NEGATIVE_ZERO_CASES = {
     "k3-s2-p1": dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
     "k3-s2-ceil": dict(kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1),
@@ -411,12 +410,11 @@ TRIPLE_WINDOWS = {
 @pytest.mark.parametrize("attrs", list(PAIR_WINDOWS.values()), ids=list(PAIR_WINDOWS))
 def test_window_pairs(attrs, dtype, entry):
     """2x2 windows at stride 2 with Indices on rows of at least 24 windows (VGG's layers),
-    window by window or through rows of pitch column maxima (see
-    test_window_pairs_take_their_path; the parallel entry takes the windows all inside the
-    plane through _window_task, see test_pairs_inside), both storage orders: data with many
-    ties (the first in row-major order wins), with and without NaN, +-inf and -0.0, planes
-    split between tasks, odd and even sizes, rows whose length is not a multiple of 8 (in two
-    overlapping runs or one, see _vector_runs), rows too long for the flat stretches, with
+    through the long rows (see test_long_rows_take_their_path) or, on rows of 32 columns
+    or fewer, the flat stretches or _window_task (test_task_pairs), both storage orders:
+    data with many ties (the first in row-major order wins), with and without NaN, +-inf
+    and -0.0, planes split between tasks, odd and even sizes, rows whose length is not a
+    multiple of the 16 windows of a run, rows too long for the flat stretches, with
     windows across their ends, and a fused activation, against the reference."""
     attrs = dict(kernel_shape=[2, 2], strides=[2, 2], **attrs)
     shapes = [(2, 3, 50, 48), (1, 2, 49, 51), (1, 1, 70, 64), (1, 2, 9, 110), (2, 1, 12, 62),
@@ -497,7 +495,7 @@ def test_task_pairs():
 def test_int32_offsets_only_where_they_fit():
     """The planar kernel keeps some offsets in int32, and takes those paths only where they
     fit: 2x2 windows' tap offsets (W + 1 row-major, H + 1 column-major) in _window_task and
-    _pair_windows' fast loops, on rows and columns of under 2**31 - 1; the positions of the
+    on rows and columns of under 2**31 - 1; the positions of the
     pitch rows' column maxima (with Indices), on planes of under 2**31 values. (The tables
     for these shapes are a few slots, so only the rules are checked here: the inputs would
     need 4 to 8 GiB, and their outputs more; see also tests/test_scale.py.)"""
@@ -529,72 +527,48 @@ def _planar_dims(shape, kernel_shape, attrs, storage_order=0):
     return geometry.planar[storage_order]
 
 
-def _takes_window_pairs(shape, attrs, dtype) -> bool:
-    """Whether the planar kernel pools 2x2/2 windows with Indices one at a time."""
-    from fastpool._attrs import P_PITCH_ROWS
-    from fastpool._max_kernels import _window_pairs
+def test_long_rows_take_their_path():
+    """Indices of 2x2 and 3x3 windows at stride 2, undilated, take the long rows
+    (_long_rows_argmax) on rows of 33 columns to under 2**29, whatever the pads, ceil_mode
+    and storage order; rows of 32 or fewer, other kernels, strides and dilations do not."""
+    from fastpool._max_kernels import _long_argmax_rows
 
-    dims = _planar_dims(shape, [2, 2], attrs)
-    assert dims[P_PITCH_ROWS] != 0 or shape[3] > 2048  # (else no flat stretches to take)
-    return bool(_window_pairs.py_func(dims, np.dtype(dtype).itemsize >= 4))
+    def takes(shape, kernel_shape, storage_order=0, **attrs):
+        attrs.setdefault("strides", [2, 2])
+        dims = _planar_dims(shape, kernel_shape, attrs, storage_order)
+        return bool(_long_argmax_rows.py_func(dims))
 
-
-def test_window_pairs_take_their_path():
-    """2x2/2 windows with Indices go one at a time (_pair_windows) on rows of at least 24
-    windows with all four taps of every window inside the plane, except rows of 25 to 31
-    windows not a multiple of 8 (4- and 8-byte items) or with 4 to 7 past one (8- and
-    16-bit items); with windows across the plane's ends, only rows too long for the flat
-    stretches (over 1,024 windows). test_window_pairs' shapes reach both ways."""
-    strides = dict(strides=[2, 2])
-    for dtype in (np.float32, np.float64):
-        assert _takes_window_pairs((1, 512, 28, 28), strides, dtype) is False  # 14 windows
-        assert _takes_window_pairs((1, 256, 56, 56), strides, dtype) is False  # 28
-        assert _takes_window_pairs((1, 1, 50, 50), strides, dtype) is False  # 25
-        assert _takes_window_pairs((1, 1, 48, 48), strides, dtype) is True  # 24
-        assert _takes_window_pairs((1, 1, 64, 65), strides, dtype) is True  # 32
-        assert _takes_window_pairs((1, 1, 67, 67), strides, dtype) is True  # 33
-        assert _takes_window_pairs((1, 128, 112, 112), strides, dtype) is True
-    for dtype in (np.float16, np.uint8, np.int8):
-        assert _takes_window_pairs((1, 1, 50, 50), strides, dtype) is True  # 25
-        assert _takes_window_pairs((1, 1, 54, 55), strides, dtype) is True  # 27
-        assert _takes_window_pairs((1, 1, 56, 56), strides, dtype) is False  # 28
-        assert _takes_window_pairs((1, 1, 62, 63), strides, dtype) is False  # 31
-        assert _takes_window_pairs((1, 1, 70, 70), strides, dtype) is True  # 35
-    for dtype in ALL_DTYPES:
-        for attrs in ({**strides, "pads": [1, 1, 1, 1]}, {**strides, "pads": [1, 0, 0, 0]},
-                      {**strides, "pads": [0, 0, 0, 1]}, {**strides, "ceil_mode": 1}):  # fmt: skip
-            assert _takes_window_pairs((1, 1, 111, 111), attrs, dtype) is False, attrs
-        assert _takes_window_pairs((1, 1, 112, 112), {**strides, "ceil_mode": 1}, dtype) is True
-        # test_window_pairs: each of its attributes both ways, windows across the ends too
-        for attrs in PAIR_WINDOWS.values():
-            attrs = {**strides, **attrs}
-            assert _takes_window_pairs((1, 2, 5, 2061), attrs, dtype) is True
-            assert _takes_window_pairs((1, 1, 12, 62), attrs, dtype) is False
+    for k in (2, 3):
+        square = [k, k]
+        for attrs in ({}, {"pads": [1, 1, 1, 1]}, {"pads": [0, 1, 1, 0]}, {"ceil_mode": 1}):
+            for order in (0, 1):
+                for width in (33, 34, 56, 112, 224, 2061):
+                    assert takes((1, 64, 9, width), square, order, **attrs), (k, attrs, width)
+                for width in (1, 16, 28, 31, 32):
+                    assert not takes((1, 64, 9, width), square, order, **attrs), (k, width)
+        assert takes((1, 1, 3, 2**29 - 1), square)
+        assert not takes((1, 1, 3, 2**29), square)
+        assert not takes((1, 1, 9, 64), square, strides=[1, 1])
+        assert not takes((1, 1, 9, 64), square, strides=[2, 1])
+        assert not takes((1, 1, 9, 64), square, dilations=[2, 2])
+    for kernel_shape in ([2, 3], [3, 2], [1, 2], [5, 5]):
+        assert not takes((1, 1, 9, 64), kernel_shape), kernel_shape
 
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES, ids=DTYPE_IDS)
 @pytest.mark.parametrize("attrs", list(TRIPLE_WINDOWS.values()), ids=list(TRIPLE_WINDOWS))
-def test_window_triples(attrs, dtype, entry, triples_path):
-    """3x3 windows at stride 2 with Indices on rows of at least 48 windows (the column
-    maximum's tap row and the first of the window's columns equal to the maximum, or, where
-    the processor has no AVX-512, the rows of pitch column maxima: both paths on every
-    machine; the parallel entry pools the first in _window_task, the serial one in its task
-    loop), and on rows of 24 to 32 (the flat stretches), both storage orders: data with
-    many ties (the first in row-major order wins), with and without NaN, +-inf and -0.0,
-    windows with one column or row inside (pads 2), planes split between tasks, odd and
-    even sizes, rows of 48 to 57 windows, whose length is or is not a multiple of 8 (one run or two
-    overlapping ones, see _vector_runs), and a fused activation, against the
-    reference."""
+def test_long_rows_3x3_stride_2(attrs, dtype, entry):
+    """3x3 windows at stride 2 with Indices on rows of more than 32 columns (the long rows:
+    runs of 15 windows, the last moved back to end the row, through the scratch where it
+    ends a task), and on rows of 24 to 32 (the short rows or the flat stretches), both
+    storage orders: data with many ties (the first in row-major order wins), with and
+    without NaN, +-inf and -0.0, windows with one column or row inside (pads 2), planes
+    split between tasks, odd and even sizes, rows of 16 to 57 windows, a multiple of 15 or
+    not, and a fused activation, against the reference."""
     attrs = dict(kernel_shape=[3, 3], strides=[2, 2], **attrs)
-    shapes = [(2, 3, 20, 97), (1, 2, 31, 100), (1, 1, 70, 112), (2, 3, 50, 49), (1, 1, 51, 64)]
+    shapes = [(2, 3, 20, 97), (1, 2, 31, 100), (1, 1, 70, 112), (2, 3, 50, 49), (1, 1, 51, 64),
+              (1, 2, 7, 33), (3, 1, 6, 35), (1, 2, 9, 62)]  # fmt: skip
     check_with_ties_and_relu(attrs, dtype, shapes)
-
-
-def _takes_window_triples(shape, attrs, storage_order=0) -> bool:
-    """Whether the planar kernel pools 3x3/2 windows with Indices one at a time."""
-    from fastpool._max_kernels import _window_triples
-
-    return bool(_window_triples.py_func(_planar_dims(shape, [3, 3], attrs, storage_order)))
 
 
 # Run in a child process: a fault there fails the test instead of ending pytest.
@@ -608,7 +582,7 @@ sys.path.insert(0, sys.argv[1])
 from reference import ref_max_pool
 
 page = mmap.PAGESIZE
-shape = (1, 3, 61, 112)  # (3x3/2: rows of 55 windows, _triple_windows)
+shape = (1, 3, 61, 112)  # (rows of 55 and 56 windows: the long rows)
 nbytes = int(np.prod(shape)) * 4
 n_pages = -(-nbytes // page) + 1
 buffer = mmap.mmap(-1, n_pages * page)
@@ -620,22 +594,28 @@ assert libc.mprotect(base + (n_pages - 1) * page, page, 0) == 0  # PROT_NONE
 start = (n_pages - 1) * page - nbytes
 x = np.frombuffer(buffer, dtype=np.float32, count=nbytes // 4, offset=start).reshape(shape)
 x[...] = np.random.default_rng(0).standard_normal(shape).astype(np.float32).round(1)
-attrs = dict(kernel_shape=[3, 3], strides=[2, 2])
-expected = ref_max_pool(np.array(x), **attrs)
-for serial_below in (0, 1 << 62):  # the parallel entry, then the serial one
-    _api._SERIAL_BELOW = serial_below
-    y, indices = fastpool.max_pool(x, return_indices=True, **attrs)
-    assert np.array_equal(y, expected[0]) and np.array_equal(indices, expected[1])
+for k in (3, 2):
+    for pads in ([0, 0, 0, 0], [1, 1, 1, 1]):
+        attrs = dict(kernel_shape=[k, k], strides=[2, 2], pads=pads)
+        expected = ref_max_pool(np.array(x), **attrs)
+        for serial_below in (0, 1 << 62):  # the parallel entry, then the serial one
+            _api._SERIAL_BELOW = serial_below
+            for order in (0, 1):
+                y, indices = fastpool.max_pool(x, return_indices=True, storage_order=order,
+                                               **attrs)
+                assert np.array_equal(y, expected[0]), (attrs, serial_below)
+                expected_at = ref_max_pool(np.array(x), storage_order=order, **attrs)[1]
+                assert np.array_equal(indices, expected_at), (attrs, serial_below, order)
 print("ok")
 """
 
 
 @pytest.mark.skipif(not Path("/proc/self").exists(), reason="needs Linux (mprotect, mmap)")
-def test_prefetch_past_the_end_of_the_input():
-    """_triple_windows asks for the next task's rows (a prefetch, _task_lead), and the last
-    task's lie past the end of the input. An input ending right before an unreadable page,
-    through both entries: the hint never faults and nothing past the input is read, and the
-    outputs match the reference."""
+def test_long_rows_at_the_end_of_the_input():
+    """The long rows read 32 columns from each run's first, and the rows near the end of
+    the input would read past it: those go through the scratch. An input ending right
+    before an unreadable page, 3x3/2 and 2x2/2 with and without pads, both entries and
+    storage orders: nothing past the input is read, and the outputs match the reference."""
     import subprocess
     import sys
 
@@ -643,45 +623,6 @@ def test_prefetch_past_the_end_of_the_input():
     result = subprocess.run([sys.executable, "-c", _GUARD_PAGE_CHILD, tests],
                             capture_output=True, text=True, timeout=600)  # fmt: skip
     assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr[-2000:]
-
-
-def test_task_lead():
-    """_task_lead, how far ahead the next task's input rows lie: the next plane with one
-    task a plane, else the rows the next block of output rows reads (stride 2 or 1)."""
-    from fastpool._max_kernels import _task_lead
-
-    dims = _planar_dims((1, 1, 61, 112), [3, 3], {"strides": [2, 2]}, 0)
-    assert _task_lead.py_func(dims, 1, 0, 30) == 61 * 112
-    assert _task_lead.py_func(dims, 3, 10, 20) == 2 * 10 * 112
-    dims = _planar_dims((1, 1, 61, 112), [3, 3], {"pads": [1, 1, 1, 1]}, 0)
-    assert _task_lead.py_func(dims, 4, 15, 30) == 15 * 112
-
-
-def test_window_triples_take_their_path(triples_path):
-    """3x3/2 windows with Indices go one at a time (_triple_windows) on rows of 48 windows
-    or more where _attrs.WINDOW_TRIPLES (AVX-512) says so, else through the rows of pitch
-    column maxima, except rows too long for those (over 1,024 windows), which always go one
-    at a time; rows of under 48 windows never do. WINDOW_TRIPLES follows the features numba
-    compiles for."""
-    from fastpool._attrs import WINDOW_TRIPLES
-    from fastpool._config import compiles_for_avx512
-
-    strides = dict(strides=[2, 2])
-    windows = triples_path == "window-triples"
-    assert WINDOW_TRIPLES is windows
-    for attrs in (strides, {**strides, "pads": [1, 1, 1, 1]}, {**strides, "ceil_mode": 1}):
-        assert _takes_window_triples((1, 64, 112, 112), attrs) is windows, attrs
-        assert _takes_window_triples((1, 1, 3, 97), attrs) is windows, attrs  # 48 windows
-        assert _takes_window_triples((1, 1, 3, 94), attrs) is False, attrs  # 46 or 47
-        assert _takes_window_triples((1, 192, 56, 56), attrs) is False, attrs
-        assert _takes_window_triples((1, 1, 3, 5000), attrs) is True, attrs
-        # column-major Indices take the window path on every machine
-        assert _takes_window_triples((1, 64, 112, 112), attrs, storage_order=1) is True, attrs
-    # (the processor's own word for it, where numba is told no other features)
-    cpuinfo = Path("/proc/cpuinfo")
-    if numba.core.config.CPU_FEATURES is None and cpuinfo.exists():
-        flags = next(line for line in cpuinfo.read_text().splitlines() if line.startswith("flags"))
-        assert compiles_for_avx512() is ("avx512f" in flags.split())
 
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES, ids=DTYPE_IDS)
@@ -1025,28 +966,26 @@ def test_short_rows_with_indices_stay_inside(dtype):
                     assert (positions[p] == -7).all(), (name, size, p_from, p)
 
 
-@pytest.mark.parametrize("triples_path", ["pitch-rows"], indirect=True)
 @pytest.mark.parametrize("dtype", ALL_DTYPES, ids=DTYPE_IDS)
-def test_pitch_rows_at_their_widest(dtype, entry, triples_path):
+def test_pitch_rows_at_their_widest(dtype, entry):
     """Indices through rows of pitch column maxima as wide as they come (a pitch of
-    COLUMN_BLOCK / 2 columns, and with 3x3/2 one column past it folded into the last: 2,064
-    columns pooled at a time), whose positions are read from the table _COLUMN_OFFSETS:
-    3x2 and 3x3 windows at stride 2 on rows of 2,048 and 2,049, with a pad row above (rows
-    with a tap outside the plane), against the reference. (3x3/2 through the pitch rows on
-    every machine, as where the processor has no AVX-512.)"""
-    from fastpool._attrs import COLUMN_BLOCK, P_FOLD, P_PITCH, P_PITCH_ROWS, P_WINDOW_TRIPLES
+    COLUMN_BLOCK / 2 columns, and with windows 3 wide at stride 2 one column past it folded
+    into the last: 2,064 columns pooled at a time), whose positions are read from the table
+    _COLUMN_OFFSETS: 3x2 and 2x3 windows at stride 2 on rows of 2,048 and 2,049, with a pad
+    row above (rows with a tap outside the plane), against the reference."""
+    from fastpool._attrs import COLUMN_BLOCK, P_FOLD, P_PITCH, P_PITCH_ROWS
     from fastpool._max_kernels import _COLUMN_OFFSETS
 
     assert np.array_equal(_COLUMN_OFFSETS, np.arange(COLUMN_BLOCK))
     cases = [
         (2048, dict(kernel_shape=[3, 2], strides=[2, 2]), 0),
         (2049, dict(kernel_shape=[3, 2], strides=[2, 2], pads=[1, 0, 0, 0]), 0),
-        (2049, dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 0, 0, 0]), 1),
+        (2049, dict(kernel_shape=[2, 3], strides=[2, 2], pads=[1, 0, 0, 0]), 1),
     ]
     for width, attrs, fold in cases:
         shape = (1, 2, 9, width)
         dims = _planar_dims(shape, attrs["kernel_shape"], attrs)
-        assert dims[P_PITCH_ROWS] != 0 and dims[P_WINDOW_TRIPLES] == 0, attrs
+        assert dims[P_PITCH_ROWS] != 0, attrs
         assert dims[P_PITCH] == COLUMN_BLOCK // 2 and dims[P_FOLD] == fold, attrs
         check_with_ties_and_relu(attrs, dtype, [shape])
 
@@ -1130,29 +1069,12 @@ def test_row_vectors_take_the_first_of_equal_maxima(kernel_dtype):
             assert same, (n_rows, offsets, at)
 
 
-def test_vector_runs_split_rows():
-    """_vector_runs, which splits the rows of _pair_windows and _triple_windows: a row of at
-    least 24 windows whose length is not a multiple of 8 (for 8- and 16-bit items: 4 to 7
-    past one) becomes two runs of the same length, a multiple of 8 and at least 24, both
-    inside the row and overlapping, so that together they cover it; any other row is one
-    run. wide_items tells the widths apart inside compiled code (16-bit floats arrive as
-    their uint16 bits)."""
+def test_wide_items_in_kernels():
+    """wide_items tells the item widths apart inside compiled code (16-bit floats arrive as
+    their uint16 bits): 4- and 8-byte items are wide."""
     import numba
 
-    from fastpool._max_kernels import _vector_runs
     from fastpool._ordering import wide_items
-
-    for lo in (0, 1, 5):
-        for n in range(200):
-            hi = lo + n
-            for wide in (True, False):
-                first_to, second_from = _vector_runs.py_func(lo, hi, wide)
-                if n < 24 or n % 8 == 0 or (not wide and n % 8 < 4):
-                    assert (first_to, second_from) == (hi, hi)
-                    continue
-                length = first_to - lo
-                assert hi - second_from == length and length % 8 == 0 and length >= 24
-                assert lo < second_from <= first_to < hi
 
     wide_in_kernel = numba.njit(lambda values: wide_items(values))
     widths = {"float32": True, "float64": True, "uint16": False, "int8": False, "uint8": False}
@@ -1230,12 +1152,12 @@ ROWS_FIRST = {
 def _goes_rows_first(shape, attrs, dtype) -> bool:
     """Whether the planar kernel pools these NCHW attributes with Indices rows first."""
     from fastpool._attrs import P_PITCH_ROWS
-    from fastpool._max_kernels import _flat_tables, _window_pairs, _window_triples
+    from fastpool._max_kernels import _flat_tables, _long_argmax_rows
 
     wide = np.dtype(dtype).itemsize >= 4
     for storage_order in (0, 1):
         dims = _planar_dims(shape, attrs["kernel_shape"], attrs, storage_order)
-        if _window_pairs.py_func(dims, wide) or _window_triples.py_func(dims):
+        if _long_argmax_rows.py_func(dims):
             return False
         group_planes, block_rows = _flat_tables.py_func(dims, 1, 1, True, wide)[:2]
         if group_planes > 0 or (dims[P_PITCH_ROWS] != 0 and block_rows > 0):
