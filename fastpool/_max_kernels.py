@@ -1344,9 +1344,10 @@ def _long_argmax_rows(dims):
     """Whether Indices of 2x2 and 3x3 windows at stride 2 take the long rows
     (_long_rows_argmax): on rows of more than 32 columns (shorter ones: the short rows or
     the flat stretches) and of under 2**29 (the rows of a window lie at most 2 * W apart,
-    kept in int32 by the vectors; longer rows go rows first)."""
+    kept in int32 by the vectors; longer rows go rows first), with a pad before the row
+    narrower than the window (so that window 0 has a tap inside the row)."""
     return ((_square_stride_2(dims, 3) or _square_stride_2(dims, 2))
-            and 2 * LANES < dims[P_W] < (1 << 29))  # fmt: skip
+            and 2 * LANES < dims[P_W] < (1 << 29) and dims[P_PW] < dims[P_KW])  # fmt: skip
 
 
 @kernel(counted=False)

@@ -551,8 +551,25 @@ def test_long_rows_take_their_path():
         assert not takes((1, 1, 9, 64), square, strides=[1, 1])
         assert not takes((1, 1, 9, 64), square, strides=[2, 1])
         assert not takes((1, 1, 9, 64), square, dilations=[2, 2])
+        # a pad before the row as wide as the window: window 0 has no tap in the row
+        assert takes((1, 1, 9, 64), square, pads=[k, k - 1, k, k])
+        assert not takes((1, 1, 9, 64), square, pads=[0, k, 0, 0])
     for kernel_shape in ([2, 3], [3, 2], [1, 2], [5, 5]):
         assert not takes((1, 1, 9, 64), kernel_shape), kernel_shape
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=DTYPE_IDS)
+@pytest.mark.parametrize("k", [2, 3])
+def test_long_rows_with_pads_as_wide_as_the_window(k, dtype, entry):
+    """2x2/2 and 3x3/2 windows with Indices on rows of more than 32 columns, with pads as
+    wide as the window or wider: rows in the pads above and below (no tap row inside, the
+    long rows' exact windows), and a pad before the row of k - 1 (the long rows: window 0
+    with its taps in the row's first columns only) or of k and more (another path), both
+    storage orders, against the reference."""
+    shapes = [(1, 2, 9, 64), (2, 1, 6, 37)]
+    for pads in ([k, k - 1, k + 1, k], [k + 1, k, 0, 1], [0, k + 2, k, 0]):
+        attrs = dict(kernel_shape=[k, k], strides=[2, 2], pads=pads)
+        check_with_ties_and_relu(attrs, dtype, shapes)
 
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES, ids=DTYPE_IDS)
