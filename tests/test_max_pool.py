@@ -588,6 +588,37 @@ def test_long_rows_3x3_stride_2(attrs, dtype, entry):
     check_with_ties_and_relu(attrs, dtype, shapes)
 
 
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=DTYPE_IDS)
+def test_long_rows_stay_inside_their_outputs(dtype, entry):
+    """A run of the long rows stores 16 windows, and a 3x3 run's last one is not a window
+    of its own: the runs write only their task's outputs. Outputs passed as ``out=`` views
+    between sentinels, on rows whose last window ends before the row does (its 16th would
+    land on the next row, or past the outputs), with pads after, ceil_mode, a single plane
+    and several, both storage orders: the sentinels stay, and the outputs match the
+    reference. (A first version wrote one item past the outputs on 1x2x7x62.)"""
+    guard = 64
+    cases = [((1, 2, 7, 62), {}), ((3, 1, 4, 63), {"pads": [0, 1, 1, 0]}),
+             ((1, 3, 20, 33), {"pads": [0, 1, 1, 0]}), ((1, 1, 5, 61), {"ceil_mode": 1}),
+             ((2, 1, 3, 93), {}), ((1, 1, 9, 64), {})]  # fmt: skip
+    for (shape, extra), k in itertools.product(cases, (3, 2)):
+        attrs = dict(kernel_shape=[k, k], strides=[2, 2], **extra)
+        x = make_input(shape, dtype, seed=shape[3], specials=False, negative_zero=False)
+        for order in (0, 1):
+            expected, expected_at = ref_max_pool(x, storage_order=order, **attrs)
+            n = expected.size
+            y_buffer = np.zeros((n + 2 * guard) * x.itemsize, np.uint8).view(x.dtype)
+            y_buffer.view(np.uint8)[:] = 0x5A
+            at_buffer = np.full(n + 2 * guard, -7, dtype=np.int64)
+            y = y_buffer[guard : guard + n].reshape(expected.shape)
+            at = at_buffer[guard : guard + n].reshape(expected.shape)
+            fastpool.max_pool(x, return_indices=True, storage_order=order, out=(y, at), **attrs)
+            assert_identical(y, expected)
+            assert_identical(at, expected_at)
+            for part in (slice(0, guard), slice(guard + n, None)):
+                assert (y_buffer[part].view(np.uint8) == 0x5A).all(), (shape, attrs, order)
+                assert (at_buffer[part] == -7).all(), (shape, attrs, order)
+
+
 # Run in a child process: a fault there fails the test instead of ending pytest.
 _GUARD_PAGE_CHILD = """
 import ctypes, mmap, sys
