@@ -100,6 +100,7 @@ from fastpool._ordering import (
 )
 from fastpool._prefetch import CACHE_LINE, prefetch
 from fastpool._vectors import (
+    ARGMAX_READ,
     LANES,
     argmax_of_2x2_stride_2,
     argmax_of_3x3_stride_2,
@@ -1131,15 +1132,15 @@ def _short_row(x, y, xa, at, top, kind, H, W, OW, pw, careful, scratch, sortable
 
 
 @kernel(inline="always")
-def _planes_in_place(x, y, p_from, p_to, H, W, OH, OW, pw, stored):
+def _planes_in_place(x, y, p_from, p_to, H, W, OH, OW, pw, read, stored):
     """(p_lo, p_safe): the planes p_lo to p_safe - 1 of the short rows' p_from to p_to - 1
     pool in place, the others through the scratch (_short_plane_by_rows). Before p_lo: the
     input's first plane, whose first row would be read from ``pw`` items before x. From
-    p_safe: the planes at the ends of x and y, where a row's vectors (32 items from its
-    start) would read past x, or the ``stored`` outputs of its last row land past y."""
+    p_safe: the planes at the ends of x and y, where a row's vectors (``read`` items from
+    its start) would read past x, or the ``stored`` outputs of its last row land past y."""
     p_lo = min(p_to, p_from + 1) if p_from == 0 and pw > 0 else p_from
     p_safe = p_to
-    while p_safe > p_lo and (p_safe * H * W - W + 2 * LANES > x.shape[0]
+    while p_safe > p_lo and (p_safe * H * W - W + read > x.shape[0]
                              or p_safe * OH * OW - OW + stored > y.shape[0]):  # fmt: skip
         p_safe -= 1
     return p_lo, p_safe
@@ -1179,7 +1180,7 @@ def _short_rows_2x2_3x3(x, y, dims, p_from, p_to, scratch, sortable_fill):
     in_lo = min(OH, (ph + 1) // 2)
     in_hi = max(in_lo, min(OH, (H - k + ph) // 2 + 1))
     # (no pad before a row: p_lo is p_from)
-    _, p_safe = _planes_in_place(x, y, p_from, p_to, H, W, OH, OW, 0, LANES)
+    _, p_safe = _planes_in_place(x, y, p_from, p_to, H, W, OH, OW, 0, 2 * LANES, LANES)
     for p in range(p_from, p_safe):
         xa, ya = p * H * W, p * OH * OW
         for oh in range(in_lo):
@@ -1216,7 +1217,7 @@ def _short_rows_3x3_stride_1(x, y, dims, p_from, p_to, scratch, sortable_fill):
     narrow = kind == SHORT_3X3_STRIDE_1_NARROW
     in_lo = min(OH, ph)
     in_hi = max(in_lo, min(OH, H - 2 + ph))
-    p_lo, p_safe = _planes_in_place(x, y, p_from, p_to, H, W, OH, OW, pw, 2 * LANES)
+    p_lo, p_safe = _planes_in_place(x, y, p_from, p_to, H, W, OH, OW, pw, 2 * LANES, 2 * LANES)
     # (in order: a row's 32 windows land on the next rows' outputs, even the next plane's)
     for p in range(p_from, p_lo):
         _short_plane_by_rows(x, y, p, dims, kind, scratch, sortable_fill)
@@ -1259,38 +1260,56 @@ def _short_argmax_rows(dims):
     return dims[P_SH] == 2 and dims[P_W] > LANES and _short_square_rows(dims)
 
 
+@kernel(inline="always")
+def _argmax_run(x, r0, r1, r2, width, y, indices, at, kind, sortable_fill):
+    """One run of 16 windows of the short or the long rows, in place: the windows from y[at]
+    on, of the window rows read from x[r0], x[r1] (and x[r2]) on, whose lanes from
+    ``width`` on hold the fill."""
+    if kind == SHORT_3X3_STRIDE_2:
+        argmax_of_3x3_stride_2(x, r0, r1, r2, r0, r1, r2, width, y, indices, at, sortable_fill)
+    else:
+        argmax_of_2x2_stride_2(x, r0, r1, r0, r1, width, y, indices, at, sortable_fill)
+
+
+@kernel(counted=False)
+def _argmax_run_through_scratch(x, r0, r1, r2, width, y, indices, at, n, kind, scratch,
+                                index_scratch, sortable_fill):  # fmt: skip
+    """_argmax_run through ``scratch`` and ``index_scratch``, with the rows' own positions,
+    storing its first n windows: where the run's rows would read past the end of x, or
+    its 16 windows land past the outputs it may write. Compiled on its own (see
+    _long_rows)."""
+    for c in range(width):
+        scratch[c] = x[r0 + c]
+        scratch[2 * LANES + c] = x[r1 + c]
+        scratch[4 * LANES + c] = x[r2 + c]
+    loads = (np.int64(0), np.int64(2 * LANES), np.int64(4 * LANES))
+    if kind == SHORT_3X3_STRIDE_2:
+        argmax_of_3x3_stride_2(scratch, loads[0], loads[1], loads[2], r0, r1, r2, width, scratch,
+                               index_scratch, np.int64(6 * LANES), sortable_fill)  # fmt: skip
+    else:
+        argmax_of_2x2_stride_2(scratch, loads[0], loads[1], r0, r1, width, scratch,
+                               index_scratch, np.int64(6 * LANES), sortable_fill)  # fmt: skip
+    for c in range(n):
+        y[at + c] = scratch[6 * LANES + c]
+        indices[at + c] = index_scratch[6 * LANES + c]
+
+
 @kernel(counted=False)
 def _short_row_argmax(x, y, indices, xa, at, top, kind, H, W, OW, careful, scratch,
                       index_scratch, sortable_fill):  # fmt: skip
     """_short_row with Indices, at stride 2: y[at:][:OW] and indices[at:][:OW]
     (argmax_of_3x3_stride_2, argmax_of_2x2_stride_2; through ``scratch`` and
-    ``index_scratch`` where _short_row goes through its scratch, with the rows' own
-    positions). Compiled on its own, for the rows with a pad row in their windows and the
-    planes at the ends of x and y."""
+    ``index_scratch`` where _short_row goes through its scratch, _argmax_run_through_scratch).
+    Compiled on its own, for the rows with a pad row in their windows and the planes at the
+    ends of x and y."""
     first, second, third = _short_window_rows(xa, top, kind, H, W)
-    loads = (first, second, third)
-    source, target, positions, target_at = x, y, indices, at
-    through_scratch = careful and not (
-        max(first, max(second, third)) + 2 * LANES <= x.shape[0] and at + LANES <= y.shape[0]
-    )
-    if through_scratch:
-        for c in range(W):
-            scratch[c] = x[first + c]
-            scratch[2 * LANES + c] = x[second + c]
-            scratch[4 * LANES + c] = x[third + c]
-        source, target, positions = scratch, scratch, index_scratch
-        loads = (np.int64(0), np.int64(2 * LANES), np.int64(4 * LANES))
-        target_at = np.int64(6 * LANES)
-    if kind == SHORT_3X3_STRIDE_2:
-        argmax_of_3x3_stride_2(source, loads[0], loads[1], loads[2], first, second, third, W,
-                               target, positions, target_at, sortable_fill)  # fmt: skip
+    if careful and not (
+        max(first, max(second, third)) + ARGMAX_READ <= x.shape[0] and at + LANES <= y.shape[0]
+    ):
+        _argmax_run_through_scratch(x, first, second, third, W, y, indices, at, OW, kind,
+                                    scratch, index_scratch, sortable_fill)  # fmt: skip
     else:
-        argmax_of_2x2_stride_2(source, loads[0], loads[1], first, second, W, target, positions,
-                               target_at, sortable_fill)  # fmt: skip
-    if through_scratch:
-        for c in range(OW):
-            y[at + c] = scratch[6 * LANES + c]
-            indices[at + c] = index_scratch[6 * LANES + c]
+        _argmax_run(x, first, second, third, W, y, indices, at, kind, sortable_fill)
 
 
 @kernel(counted=False)
@@ -1309,7 +1328,7 @@ def _short_rows_argmax(x, y, indices, dims, p_from, p_to, scratch, index_scratch
     in_lo = min(OH, (ph + 1) // 2)
     in_hi = max(in_lo, min(OH, (H - k + ph) // 2 + 1))
     # (no pad before a row: p_lo is p_from)
-    _, p_safe = _planes_in_place(x, y, p_from, p_to, H, W, OH, OW, 0, LANES)
+    _, p_safe = _planes_in_place(x, y, p_from, p_to, H, W, OH, OW, 0, ARGMAX_READ, LANES)
     yes, no = np.bool_(True), np.bool_(False)
     for p in range(p_from, p_safe):
         xa, ya = p * H * W, p * OH * OW
@@ -1355,9 +1374,9 @@ def _long_rows_argmax(x, y, indices, dims, taps, inf_bits, fill, plane, oh_lo, o
                       index_scratch, sortable_fill):  # fmt: skip
     """Output rows oh_lo..oh_hi-1 of a plane of 2x2 or 3x3 windows at stride 2, with
     Indices, for rows without NaN (the caller checks them after): each output row in runs
-    of 15 windows (2x2: 16) that read 32 columns, as the short rows pool theirs
-    (argmax_of_3x3_stride_2, argmax_of_2x2_stride_2; _long_rows), then the windows at the
-    row's ends (_long_rows_ends). Compiled on its own."""
+    of 15 windows (2x2: 16) that read 32 columns (3x3: ARGMAX_READ), as the short rows
+    pool theirs (argmax_of_3x3_stride_2, argmax_of_2x2_stride_2; _long_rows), then the
+    windows at the row's ends (_long_rows_ends). Compiled on its own."""
     if _short_kind(dims) == SHORT_3X3_STRIDE_2:
         _long_rows(x, y, indices, dims, plane, oh_lo, oh_hi, scratch, index_scratch,
                    sortable_fill, SHORT_3X3_STRIDE_2)  # fmt: skip
@@ -1368,48 +1387,23 @@ def _long_rows_argmax(x, y, indices, dims, taps, inf_bits, fill, plane, oh_lo, o
 
 
 @kernel(inline="always")
-def _long_row_windows(dims, per_run):
-    """(o_lo, o_hi, o_full) of the long rows: windows o_lo..o_hi-1 have no tap before the
-    row and their first inside it; the runs from o_lo on that start before o_full read 32
-    columns inside the row and store 16 windows inside it (the 16th of a 3x3 run may be
-    past the row's last window, whose last tap need not end the row)."""
-    W, OW, pw = dims[P_W], dims[P_OW], dims[P_PW]
-    o_lo = min(OW, (pw + 1) // 2)
-    o_hi = max(o_lo, min(OW, (W + pw - 1) // 2 + 1))
-    o_full = max(o_lo, min(min(o_hi, OW - LANES + 1), (W - 2 * LANES + pw) // 2 + 1))
-    return o_lo, o_hi, o_full
+def _run_windows(kind):
+    """(k, per_run): the long rows' windows of a ``kind`` are k x k, their runs give per_run
+    (a 3x3 run's 16th window would need column 32)."""
+    return (3, LANES - 1) if kind == SHORT_3X3_STRIDE_2 else (2, LANES)
 
 
 @kernel(inline="always")
-def _long_run(x, r0, r1, r2, width, y, indices, at, kind, sortable_fill):
-    """One run of the long rows, in place: the windows from y[at] on, of the window rows
-    read from x[r0], x[r1] (and x[r2]) on, whose lanes from ``width`` on hold the fill."""
-    if kind == SHORT_3X3_STRIDE_2:
-        argmax_of_3x3_stride_2(x, r0, r1, r2, r0, r1, r2, width, y, indices, at, sortable_fill)
-    else:
-        argmax_of_2x2_stride_2(x, r0, r1, r0, r1, width, y, indices, at, sortable_fill)
-
-
-@kernel(counted=False)
-def _long_run_through_scratch(x, r0, r1, r2, width, y, indices, at, n, kind, scratch,
-                              index_scratch, sortable_fill):  # fmt: skip
-    """_long_run through ``scratch`` and ``index_scratch``, with the rows' own positions,
-    storing its first n windows: where the run's rows would read past the end of x, or
-    its 16 windows land past the task's outputs. Compiled on its own (see _long_rows)."""
-    for c in range(width):
-        scratch[c] = x[r0 + c]
-        scratch[2 * LANES + c] = x[r1 + c]
-        scratch[4 * LANES + c] = x[r2 + c]
-    loads = (np.int64(0), np.int64(2 * LANES), np.int64(4 * LANES))
-    if kind == SHORT_3X3_STRIDE_2:
-        argmax_of_3x3_stride_2(scratch, loads[0], loads[1], loads[2], r0, r1, r2, width, scratch,
-                               index_scratch, np.int64(6 * LANES), sortable_fill)  # fmt: skip
-    else:
-        argmax_of_2x2_stride_2(scratch, loads[0], loads[1], r0, r1, width, scratch,
-                               index_scratch, np.int64(6 * LANES), sortable_fill)  # fmt: skip
-    for c in range(n):
-        y[at + c] = scratch[6 * LANES + c]
-        indices[at + c] = index_scratch[6 * LANES + c]
+def _long_row_windows(dims, per_run):
+    """(o_lo, o_hi, o_full) of the long rows: windows o_lo..o_hi-1 have no tap before the
+    row and their first inside it; the runs from o_lo on that start before o_full read
+    their ARGMAX_READ columns inside the row and store 16 windows inside it (the 16th of a
+    3x3 run may be past the row's last window, whose last tap need not end the row)."""
+    W, OW, pw = dims[P_W], dims[P_OW], dims[P_PW]
+    o_lo = min(OW, (pw + 1) // 2)
+    o_hi = max(o_lo, min(OW, (W + pw - 1) // 2 + 1))
+    o_full = max(o_lo, min(min(o_hi, OW - LANES + 1), (W - ARGMAX_READ + pw) // 2 + 1))
+    return o_lo, o_hi, o_full
 
 
 @kernel(inline="always")
@@ -1431,7 +1425,7 @@ def _long_rows(x, y, indices, dims, plane, oh_lo, oh_hi, scratch, index_scratch,
     float32, one thread, 1x64x112x112.)"""
     H, W, OH, OW = dims[P_H], dims[P_W], dims[P_OH], dims[P_OW]
     ph, pw = dims[P_PH], dims[P_PW]
-    k, per_run = (3, LANES - 1) if kind == SHORT_3X3_STRIDE_2 else (2, LANES)
+    k, per_run = _run_windows(kind)
     o_lo, o_hi, o_full = _long_row_windows(dims, per_run)
     if o_hi - o_lo < per_run:  # (rows too short for a run: _long_rows_ends takes them)
         return
@@ -1446,7 +1440,7 @@ def _long_rows(x, y, indices, dims, plane, oh_lo, oh_hi, scratch, index_scratch,
         o = o_lo
         while o < o_full:
             c0 = 2 * o - pw
-            _long_run(x, first + c0, second + c0, third + c0, full, y, indices, ya + o, kind,
+            _argmax_run(x, first + c0, second + c0, third + c0, full, y, indices, ya + o, kind,
                       sortable_fill)  # fmt: skip
             o += per_run
         while o < o_hi:  # (usually one or two runs: o_hi - o_full is at most 16)
@@ -1454,13 +1448,13 @@ def _long_rows(x, y, indices, dims, plane, oh_lo, oh_hi, scratch, index_scratch,
             c0 = 2 * o0 - pw
             r0, r1, r2 = first + c0, second + c0, third + c0
             width = min(W - c0, 2 * LANES)
-            if max(r0, max(r1, r2)) + 2 * LANES <= x.shape[0] and not (
+            if max(r0, max(r1, r2)) + ARGMAX_READ <= x.shape[0] and not (
                 oh == oh_hi - 1 and o0 + LANES > OW
             ):
-                _long_run(x, r0, r1, r2, np.int32(width), y, indices, ya + o0, kind,
+                _argmax_run(x, r0, r1, r2, np.int32(width), y, indices, ya + o0, kind,
                           sortable_fill)  # fmt: skip
             else:
-                _long_run_through_scratch(x, r0, r1, r2, width, y, indices, ya + o0, per_run,
+                _argmax_run_through_scratch(x, r0, r1, r2, width, y, indices, ya + o0, per_run,
                                           kind, scratch, index_scratch,
                                           sortable_fill)  # fmt: skip
             o = o0 + per_run
@@ -1484,8 +1478,8 @@ def _long_rows_ends(x, y, indices, dims, taps, inf_bits, fill, plane, oh_lo, oh_
     they must be, and with _windows_exact the windows past the row's last run, and whole
     rows with no tap row inside or too short for a run."""
     H, W, OH, OW = dims[P_H], dims[P_W], dims[P_OH], dims[P_OW]
-    k, ph = dims[P_KH], dims[P_PH]
-    per_run = LANES - 1 if k == 3 else LANES
+    k, per_run = _run_windows(_short_kind(dims))
+    ph = dims[P_PH]
     o_lo, o_hi, _ = _long_row_windows(dims, per_run)
     xa = plane * H * W
     if dims[P_COLUMN_MAJOR] != 0:

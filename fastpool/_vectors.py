@@ -51,6 +51,8 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 LANES = 16
+# the items argmax_of_3x3_stride_2 and argmax_of_2x2_stride_2 read from each row's start
+ARGMAX_READ = 2 * LANES + 2
 
 
 def _vectors_at(context, builder, array_type, array, offsets):
@@ -430,18 +432,36 @@ def max_of_3x3_stride_1_narrow(typingctx, x, first, second, third, pad, width, y
 # int64 position only when stored.
 
 
-def _short_row_lanes(context, builder, x_type, x, rows, width, fill):
-    """Each row's two vectors of 16 lanes (lane c: x[row + c], sortable), the lanes at and
-    past ``width`` set to ``fill``: _short_row_columns row by row instead of their maxima."""
-    loaded = _sortable_rows(context, builder, x_type, x, rows, 2)
+def _short_row_lanes(context, builder, x_type, x, rows, width, fill, shift=0):
+    """Each row's two vectors of 16 lanes from ``shift`` columns on (lane c:
+    x[row + shift + c], sortable), the lanes of columns at and past ``width`` set to
+    ``fill``: _short_row_columns row by row instead of their maxima."""
+    start = [builder.add(row, ir.Constant(row.type, shift)) for row in rows]
+    loaded = _sortable_rows(context, builder, x_type, x, start, 2)
     lane = ir.VectorType(ir.IntType(32), LANES)
     his, fills = _splat(builder, lane, width), _splat(builder, loaded[0].type, fill)
     masked = []
     for k, vector in enumerate(loaded):
-        inside = builder.icmp_signed("<", _lane_indices(range(k % 2 * LANES, (k % 2 + 1) * LANES)),
-                                     his)  # fmt: skip
+        columns = range(shift + k % 2 * LANES, shift + (k % 2 + 1) * LANES)
+        inside = builder.icmp_signed("<", _lane_indices(columns), his)
         masked.append(builder.select(inside, vector, fills))
     return [masked[2 * r : 2 * r + 2] for r in range(len(rows))]
+
+
+def _window_order(dtype):
+    """The lanes in which the argmax vectors hold an output row's 16 windows: window
+    order[i] in lane i, where the even and the odd columns of a row come apart without
+    crossing the 128-bit halves of AVX2's registers (shufps for 4-byte items, unpcklpd
+    and unpckhpd for 8-byte ones; in order, the split took two more shuffles across the
+    halves per vector of the row). An involution: it puts them back in order at the store.
+    Other widths: in order."""
+    if dtype.bitwidth == 32:
+        group = (0, 1, 4, 5, 2, 3, 6, 7)
+    elif dtype.bitwidth == 64:
+        group = (0, 2, 1, 3)
+    else:
+        return list(range(LANES))
+    return [start + g for start in range(0, LANES, len(group)) for g in group]
 
 
 def _first_largest(builder, dtype, candidates):
@@ -501,18 +521,28 @@ def _square_row_argmax_code(n):
         )
         dtype = x_type.dtype
         distances = _row_distances(builder, positions)
-        # window i reads columns 2i + j of each row, j < n (window 15, 2i + 2 = 32: lane
-        # 31 instead, as in _square_row_code)
-        picks = [range(0, 2 * LANES, 2), range(1, 2 * LANES, 2),
-                 [*range(2, 2 * LANES, 2), 2 * LANES - 1]][:n]  # fmt: skip
-        offsets = [_lane_indices(pick) for pick in picks]
+        # window i reads columns 2i + j of each row, j < n, in lane order.index(i): the
+        # evens and odds of the row, and for a third tap the evens of the row loaded two
+        # columns on (a load is cheaper than moving the evens one lane across the halves)
+        order = _window_order(dtype)
+        evens = _lane_indices([2 * i for i in order])
+        odds = _lane_indices([2 * i + 1 for i in order])
+        offsets = [evens, odds, _lane_indices([2 * i + 2 for i in order])][:n]
+        lanes = _short_row_lanes(context, builder, x_type, x, rows, width, fill)
+        if n == 3:
+            shifted = _short_row_lanes(context, builder, x_type, x, rows, width, fill, 2)
         candidates = []
-        for r, (low, high) in enumerate(_short_row_lanes(context, builder, x_type, x, rows,
-                                                         width, fill)):  # fmt: skip
-            taps = [builder.shuffle_vector(low, high, _lane_indices(pick)) for pick in picks]
+        for r, (low, high) in enumerate(lanes):
+            taps = [builder.shuffle_vector(low, high, evens),
+                    builder.shuffle_vector(low, high, odds)]  # fmt: skip
+            if n == 3:
+                taps.append(builder.shuffle_vector(shifted[r][0], shifted[r][1], evens))
             best, best_at = _first_largest(builder, dtype, list(zip(taps, offsets)))
             candidates.append((best, best_at if r == 0 else builder.add(best_at, distances[r])))
         best, best_at = _first_largest(builder, dtype, candidates)
+        in_order = _lane_indices(order)
+        best = builder.shuffle_vector(best, best, in_order)
+        best_at = builder.shuffle_vector(best_at, best_at, in_order)
         _store_argmax(context, builder, y_type, y, i_type, indices, y_at, best, best_at,
                       positions[0])  # fmt: skip
         return context.get_dummy_value()
@@ -533,7 +563,9 @@ def argmax_of_3x3_stride_2(typingctx, x, first, second, third, at_first, at_seco
     position of that maximum, the first in row-major window order; ``at_first`` etc.: the
     positions of the rows loaded at x[first] etc. (themselves, or where a copy of the
     rows is loaded, the rows' own). Equal rows (a pad row given as the window's first
-    row again) give the first one's positions."""
+    row again) give the first one's positions. Each row is read as 34 items from its
+    start (ARGMAX_READ; the last two only for window 15's third tap, past ``width``: the
+    fill), all of which must lie inside x."""
     signature = _argmax_signature(x, (first, second, third), (at_first, at_second, at_third),
                                   width, y, indices, y_at, fill)  # fmt: skip
     return signature, _square_row_argmax_code(3)

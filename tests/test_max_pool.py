@@ -630,40 +630,47 @@ sys.path.insert(0, sys.argv[1])
 from reference import ref_max_pool
 
 page = mmap.PAGESIZE
-shape = (1, 3, 61, 112)  # (rows of 55 and 56 windows: the long rows)
-nbytes = int(np.prod(shape)) * 4
-n_pages = -(-nbytes // page) + 1
-buffer = mmap.mmap(-1, n_pages * page)
-base = ctypes.addressof(ctypes.c_char.from_buffer(buffer))
 libc = ctypes.CDLL(None, use_errno=True)
 libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-# the last page unreadable; the input ends right before it
-assert libc.mprotect(base + (n_pages - 1) * page, page, 0) == 0  # PROT_NONE
-start = (n_pages - 1) * page - nbytes
-x = np.frombuffer(buffer, dtype=np.float32, count=nbytes // 4, offset=start).reshape(shape)
-x[...] = np.random.default_rng(0).standard_normal(shape).astype(np.float32).round(1)
-for k in (3, 2):
-    for pads in ([0, 0, 0, 0], [1, 1, 1, 1]):
-        attrs = dict(kernel_shape=[k, k], strides=[2, 2], pads=pads)
-        expected = ref_max_pool(np.array(x), **attrs)
-        for serial_below in (0, 1 << 62):  # the parallel entry, then the serial one
-            _api._SERIAL_BELOW = serial_below
-            for order in (0, 1):
-                y, indices = fastpool.max_pool(x, return_indices=True, storage_order=order,
-                                               **attrs)
-                assert np.array_equal(y, expected[0]), (attrs, serial_below)
-                expected_at = ref_max_pool(np.array(x), storage_order=order, **attrs)[1]
-                assert np.array_equal(indices, expected_at), (attrs, serial_below, order)
+# rows of 55 and 56 windows (the long rows); rows of 62 to 64 columns, whose full runs end
+# near the row's end; rows of 33 (one run); short rows of 30 and 32 columns
+shapes = [(1, 3, 61, 112), (1, 2, 9, 62), (1, 2, 8, 63), (1, 2, 7, 64), (1, 3, 9, 33),
+          (1, 3, 20, 30), (1, 4, 18, 32)]
+buffers = []  # (kept open: an array still views each)
+for shape in shapes:
+    nbytes = int(np.prod(shape)) * 4
+    n_pages = -(-nbytes // page) + 1
+    buffer = mmap.mmap(-1, n_pages * page)
+    buffers.append(buffer)
+    base = ctypes.addressof(ctypes.c_char.from_buffer(buffer))
+    # the last page unreadable; the input ends right before it
+    assert libc.mprotect(base + (n_pages - 1) * page, page, 0) == 0  # PROT_NONE
+    start = (n_pages - 1) * page - nbytes
+    x = np.frombuffer(buffer, dtype=np.float32, count=nbytes // 4, offset=start)
+    x = x.reshape(shape)
+    x[...] = np.random.default_rng(0).standard_normal(shape).astype(np.float32).round(1)
+    for k in (3, 2):
+        for pads in ([0, 0, 0, 0], [1, 1, 1, 1], [0, 0, 1, 1]):
+            attrs = dict(kernel_shape=[k, k], strides=[2, 2], pads=pads)
+            for serial_below in (0, 1 << 62):  # the parallel entry, then the serial one
+                _api._SERIAL_BELOW = serial_below
+                for order in (0, 1):
+                    y, indices = fastpool.max_pool(x, return_indices=True,
+                                                   storage_order=order, **attrs)
+                    expected = ref_max_pool(np.array(x), storage_order=order, **attrs)
+                    assert np.array_equal(y, expected[0]), (shape, attrs, serial_below)
+                    assert np.array_equal(indices, expected[1]), (shape, attrs, order)
 print("ok")
 """
 
 
 @pytest.mark.skipif(not Path("/proc/self").exists(), reason="needs Linux (mprotect, mmap)")
-def test_long_rows_at_the_end_of_the_input():
-    """The long rows read 32 columns from each run's first, and the rows near the end of
-    the input would read past it: those go through the scratch. An input ending right
-    before an unreadable page, 3x3/2 and 2x2/2 with and without pads, both entries and
-    storage orders: nothing past the input is read, and the outputs match the reference."""
+def test_argmax_rows_at_the_end_of_the_input():
+    """The argmax vectors of the long and the short rows read 34 columns from each run's
+    first (ARGMAX_READ), and the rows near the end of the input would read past it: those
+    go through the scratch. Inputs ending right before an unreadable page, 3x3/2 and 2x2/2
+    on long and short rows, with and without pads, both entries and storage orders:
+    nothing past the input is read, and the outputs match the reference."""
     import subprocess
     import sys
 
