@@ -1441,7 +1441,7 @@ def _long_rows(x, y, indices, dims, plane, oh_lo, oh_hi, scratch, index_scratch,
         while o < o_full:
             c0 = 2 * o - pw
             _argmax_run(x, first + c0, second + c0, third + c0, full, y, indices, ya + o, kind,
-                      sortable_fill)  # fmt: skip
+                        sortable_fill)  # fmt: skip
             o += per_run
         while o < o_hi:  # (usually one or two runs: o_hi - o_full is at most 16)
             o0 = min(o, o_hi - per_run)
@@ -1452,11 +1452,11 @@ def _long_rows(x, y, indices, dims, plane, oh_lo, oh_hi, scratch, index_scratch,
                 oh == oh_hi - 1 and o0 + LANES > OW
             ):
                 _argmax_run(x, r0, r1, r2, np.int32(width), y, indices, ya + o0, kind,
-                          sortable_fill)  # fmt: skip
+                            sortable_fill)  # fmt: skip
             else:
                 _argmax_run_through_scratch(x, r0, r1, r2, width, y, indices, ya + o0, per_run,
-                                          kind, scratch, index_scratch,
-                                          sortable_fill)  # fmt: skip
+                                            kind, scratch, index_scratch,
+                                            sortable_fill)  # fmt: skip
             o = o0 + per_run
         # the windows with a tap in the pad before the row (pads of 1 or 2: window 0): its
         # taps in row-major order, a later one only when larger

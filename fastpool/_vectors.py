@@ -429,7 +429,9 @@ def max_of_3x3_stride_1_narrow(typingctx, x, first, second, third, pad, width, y
 # leftmost of equal ones kept), then the rows down (the topmost kept): a plain ``>`` at
 # each step, where the column maxima first would have to compare positions on ties. A
 # lane's position is carried as an int32 offset from the window's first row and made an
-# int64 position only when stored.
+# int64 position only when stored. The lanes hold the windows in _window_order's order
+# until the store. The long rows (_max_kernels._long_rows) take the same vectors in runs
+# along rows of any length.
 
 
 def _short_row_lanes(context, builder, x_type, x, rows, width, fill, shift=0):
