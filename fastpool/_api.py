@@ -248,12 +248,14 @@ class _Plan(NamedTuple):
     dtype: np.dtype  # of the input (in native byte order) and of Y
     kernel_dtype: np.dtype  # how the kernels see it (uint16 for 16-bit floats)
     return_indices: bool
-    kernel: str  # "planar", "volume", "channels_last" or "general"
+    kernel: str  # "planar", "volume", "volume_indices", "channels_last" or "general"
     # The planar kernel's (dims, taps, inf_bits, fill, special_mask, special_inf) for one or
     # two spatial axes channels first; the general kernel's (shape, geo, taps, order,
     # inf_bits, fill), followed for the volume kernel (three axes channels first, values
     # only) by the planar tables of the last two axes and (special_mask, special_inf), and
     # for the channels-last kernel (two or three axes, values only) by (special_mask,
+    # special_inf); the volume Indices kernel's (shape, geo, taps, inf_bits, fill, planar
+    # dims of the last two axes in the storage order, their taps, special_mask,
     # special_inf)
     kernel_args: tuple
     bits_dtype: np.dtype | None  # how the check for NaN and -0.0 sees x (None: general)
@@ -281,6 +283,10 @@ class _Plan(NamedTuple):
 _KERNELS = {
     "planar": (_max_kernels.max_pool_planar_serial, _max_kernels.max_pool_planar),
     "volume": (_max_kernels.max_pool_volume_serial, _max_kernels.max_pool_volume),
+    "volume_indices": (
+        _max_kernels.max_pool_volume_indices_serial,
+        _max_kernels.max_pool_volume_indices,
+    ),
     "channels_last": (
         _max_kernels.max_pool_channels_last_serial,
         _max_kernels.max_pool_channels_last,
@@ -382,8 +388,15 @@ def _plan_max_pool(
                           kernel_args, storage.bits_dtype, no_constants, array.size)  # fmt: skip
     order = COLUMN_MAJOR if storage_order else ROW_MAJOR
     kernel_args = (shape, geometry.geo, geometry.taps, order, storage.inf_bits, storage.fill)
-    if (layout == "NCHW" and geometry.volume is not None and not return_indices
+    if (layout == "NCHW" and geometry.volume is not None
             and _planar_fits(geometry.volume[0])):  # fmt: skip
+        if return_indices:  # (the planar kernel's Indices, slice by slice, in this order)
+            kernel_args = (shape, geometry.geo, geometry.taps, storage.inf_bits, storage.fill,
+                           geometry.volume[storage_order], geometry.volume[2],
+                           storage.special_mask, storage.special_inf)  # fmt: skip
+            return _Plan.make(out_shape, array.dtype, data.dtype, True, "volume_indices",
+                              kernel_args, storage.bits_dtype, no_constants,
+                              array.size)  # fmt: skip
         kernel_args += (geometry.volume[0], geometry.volume[2], storage.special_mask,
                         storage.special_inf)  # fmt: skip
         return _Plan.make(out_shape, array.dtype, data.dtype, False, "volume", kernel_args,
@@ -530,6 +543,8 @@ def _execute(plan: _Plan, array: np.ndarray, y, indices, fused: tuple | None):
             flat_indices = indices.reshape(-1) if plan.return_indices else _NO_INDICES
             args = (flat_x, flat_x.view(plan.bits_dtype), flat_y, flat_indices,
                     plan.return_indices, *tail)  # fmt: skip
+        elif plan.kernel == "volume_indices":
+            args = (flat_x, flat_x.view(plan.bits_dtype), flat_y, indices.reshape(-1), *tail)
         elif plan.kernel == "general":
             flat_indices = indices.reshape(-1) if plan.return_indices else _NO_INDICES
             args = (flat_x, flat_y, flat_indices, plan.return_indices, *tail)

@@ -10,19 +10,19 @@ axis for each of the rows named in ``_attrs`` (input and output shape, kernel, s
 and window o on axis i reads the taps j in ``[taps[0, i, s], taps[1, i, s])``, the ones that
 land inside the input, at coordinate ``o * strides[i] - pads_begin[i] + j * dilations[i]``.
 
-Four MaxPool kernels. Channels-first inputs with one or two spatial axes go to the planar
+Five MaxPool kernels. Channels-first inputs with one or two spatial axes go to the planar
 kernel (``_planar_tasks``, described there), channels-first volumes without Indices to the
-volume kernel (``_volume_tasks``: maxima along the first axis, then the planar kernel),
-channels-last images and volumes without Indices to the channels-last kernel
-(``_channels_last_tasks``: down the columns, then along the rows C values at a time).
-Tasks of the last two whose input holds a NaN (with a -0.0 they redo only their outputs
-with a zero maximum), and everything else, go to the general one (``_max_pool_tasks``),
-which is separable: along the last spatial axis, every input row's window maxima are taken
-once, however many windows of the other axes overlap that row; they are then merged, in
-scan order, into each output row. Every step keeps the earlier of equal values and the
-first NaN, so the row-major "first maximum wins" rule holds exactly. Indices on
-channels-first volumes take their own path there (``_volume_indices_task``: values
-carried with their offsets, one axis at a time).
+volume kernel (``_volume_tasks``: maxima along the first axis, then the planar kernel), and
+with Indices to the volume Indices kernel (``_volume_indices_tasks``: the planar kernel on
+each input slice, then the first maximum over a window's slices), channels-last images and
+volumes without Indices to the channels-last kernel (``_channels_last_tasks``: down the
+columns, then along the rows C values at a time). Tasks of the volume and channels-last
+kernels whose input holds a NaN (with a -0.0 they redo only their outputs with a zero
+maximum), and everything else, go to the general one (``_max_pool_tasks``), which is
+separable: along the last spatial axis, every input row's window maxima are taken once,
+however many windows of the other axes overlap that row; they are then merged, in scan
+order, into each output row. Every step keeps the earlier of equal values and the first
+NaN, so the row-major "first maximum wins" rule holds exactly.
 
 Speed comes from a few habits. The arrays are flat and addressed by offset (slicing a row
 would cost a reference count), and the hot loops are written out in one function: in numba,
@@ -82,7 +82,6 @@ from fastpool._attrs import (
     P_SW,
     P_W,
     PADS_BEGIN,
-    ROW_MAJOR,
     STRIDES,
 )
 from fastpool._config import kernel
@@ -207,9 +206,6 @@ def _max_pool_tasks(
     row_has_nan = np.empty(0, dtype=np.bool_)
     out_coord = np.empty(lead, dtype=np.int64)
     tap = np.empty(lead, dtype=np.int64)
-    # Indices on channels-first volumes take _volume_indices_task, where a task's input holds
-    # no float NaN (int32 keys: volumes of under 2**31 values)
-    volume_indices = want and block == 1 and lead == 2 and 0 < plane_size < (1 << 31)
     for task in range(first_task, last_task):
         plane = task // row_blocks
         block_no = task - plane * row_blocks
@@ -233,12 +229,6 @@ def _max_pool_tasks(
         any_nan = False
         for i in range((plane * rows + r_lo) * row_length, (plane * rows + r_hi) * row_length):
             any_nan |= may_be_nan(x[_u(i)], inf_bits)
-        if volume_indices and not any_nan:
-            _volume_indices_task(x, y, indices, geo, taps, order, inf_bits, fill, plane, o_lo,
-                                 o_hi)  # fmt: skip
-            if act_code >= 0:
-                _activate_range(y, act_code, act_constants, y_from, y_to)
-            continue
         if row_has_nan.shape[0] < r_hi - r_lo:
             window_rows = np.empty((r_hi - r_lo) * out_length, dtype=x.dtype)
             row_has_nan = np.empty(r_hi - r_lo, dtype=np.bool_)
@@ -447,177 +437,6 @@ def _max_pool_tasks(
                     break
         if act_code >= 0:  # the activation, while the outputs are in cache
             _activate_range(y, act_code, act_constants, y_from, y_to)
-
-
-@kernel(inline="always")
-def _key_wins(value, key, best, best_key):
-    """Whether (value, key) replaces (best, best_key): a larger value, or an equal one with a
-    smaller key."""
-    return (value > best) | ((value == best) & (key < best_key))
-
-
-@kernel(inline="always")
-def _key_tap(row_max, row_key, at, step, cur_max, cur_key, new_max, new_key, o_lo, o_hi):
-    """One tap along the rows in _volume_indices_task: for o in [o_lo, o_hi), the value at
-    at + step * o of row_max with its key where it wins over cur_max[o], cur_key[o] (a
-    larger value, or an equal one with a smaller key), else those; into new_max, new_key."""
-    for o in range(o_lo, o_hi):
-        value, key = row_max[_u(at + step * o)], row_key[_u(at + step * o)]
-        best, best_key = cur_max[_u(o)], cur_key[_u(o)]
-        take = _key_wins(value, key, best, best_key)
-        new_max[_u(o)] = value if take else best
-        new_key[_u(o)] = key if take else best_key
-
-
-@kernel()
-def _volume_indices_task(x, y, indices, geo, taps, order, inf_bits, fill, plane, o_lo, o_hi):
-    """Output slices o_lo..o_hi-1 of one plane of a channels-first volume, with Indices, for
-    input slices without a float NaN and volumes of under 2**31 values (the keys are int32).
-
-    Every value carries its key, its row-major offset in the volume. The first maximum in
-    row-major window order is the largest value of smallest key (keys grow in that order),
-    and "largest value, then smallest key" does not depend on the order in which values
-    meet, so the window can be taken one axis at a time over whole slices and rows that
-    vectorise: along the first axis (where the keys of one position grow with the slice, so
-    a plain ``>`` keeps the smallest), then down the columns and along the rows comparing
-    values and, of equal ones, keys. -0.0 and +0.0 are equal there and the key decides; a
-    float NaN is not (16-bit floats' order keys put it above everything, equal to another).
-    The output value is read back at the winning key, so it keeps its sign and bits.
-    """
-    D, H, W = geo[IN_SHAPE, 0], geo[IN_SHAPE, 1], geo[IN_SHAPE, 2]
-    OH, OW = geo[OUT_SHAPE, 1], geo[OUT_SHAPE, 2]
-    sd, sh, sw = geo[STRIDES, 0], geo[STRIDES, 1], geo[STRIDES, 2]
-    pd, ph, pw = geo[PADS_BEGIN, 0], geo[PADS_BEGIN, 1], geo[PADS_BEGIN, 2]
-    dd, dh, dw = geo[DILATIONS, 0], geo[DILATIONS, 1], geo[DILATIONS, 2]
-    HW = H * W
-    xa = plane * D * HW
-    # Each pass from one buffer into the other (a select stored back where it was read
-    # becomes a masked store, slow on AMD processors), starting in the one that leaves the
-    # last tap's result in the first buffer.
-    slice_max = np.full(HW, order_key(x[xa], inf_bits))
-    slice_key = np.empty(HW, dtype=np.int32)
-    slice_max2, slice_key2 = np.empty_like(slice_max), np.empty_like(slice_key)
-    row_max = np.full(OH * W, order_key(x[xa], inf_bits))
-    row_key = np.empty(OH * W, dtype=np.int32)
-    row_max2, row_key2 = np.empty_like(row_max), np.empty_like(row_key)
-    s0, s1, s2 = geo[order, 0], geo[order, 1], geo[order, 2]
-    index_at = plane * D * HW
-    kw = geo[KERNEL, 2]
-    w_lo, w_hi = geo[INTERIOR_LO, 2], geo[INTERIOR_HI, 2]
-    out_max = np.full(OW, order_key(x[xa], inf_bits))
-    out_key = np.empty(OW, dtype=np.int32)
-    out_max2, out_key2 = np.empty_like(out_max), np.empty_like(out_key)
-    for od in range(o_lo, o_hi):
-        ya = ((plane * geo[OUT_SHAPE, 0] + od) * OH) * OW
-        jd_lo, jd_hi = _tap_lo(taps, 0, od), _tap_hi(taps, 0, od)
-        if jd_lo >= jd_hi:
-            for e in range(ya, ya + OH * OW):
-                y[e] = fill
-                indices[e] = -1
-            continue
-        # 1. along the first axis, whole slices at a time
-        odd = (jd_hi - jd_lo) % 2 == 1
-        cur_max, cur_key = (slice_max, slice_key) if odd else (slice_max2, slice_key2)
-        new_max, new_key = (slice_max2, slice_key2) if odd else (slice_max, slice_key)
-        for jd in range(jd_lo, jd_hi):
-            key_at = (od * sd - pd + jd * dd) * HW
-            if jd == jd_lo:
-                for i in range(HW):
-                    cur_max[_u(i)] = order_key(x[_u(xa + key_at + i)], inf_bits)
-                    cur_key[_u(i)] = np.int32(key_at + i)
-                continue
-            for i in range(HW):
-                value, best = order_key(x[_u(xa + key_at + i)], inf_bits), cur_max[_u(i)]
-                take = value > best
-                new_max[_u(i)] = value if take else best
-                new_key[_u(i)] = np.int32(key_at + i) if take else cur_key[_u(i)]
-            cur_max, new_max = new_max, cur_max
-            cur_key, new_key = new_key, cur_key
-        # 2. down the columns, whole rows at a time
-        for oh in range(OH):
-            ra = oh * W
-            jh_lo, jh_hi = _tap_lo(taps, 1, oh), _tap_hi(taps, 1, oh)
-            odd = (jh_hi - jh_lo) % 2 == 1
-            cur_max, cur_key = (row_max, row_key) if odd else (row_max2, row_key2)
-            new_max, new_key = (row_max2, row_key2) if odd else (row_max, row_key)
-            for jh in range(jh_lo, jh_hi):
-                sa = (oh * sh - ph + jh * dh) * W
-                if jh == jh_lo:
-                    for w in range(W):
-                        cur_max[_u(ra + w)] = slice_max[_u(sa + w)]
-                        cur_key[_u(ra + w)] = slice_key[_u(sa + w)]
-                    continue
-                for w in range(W):
-                    value, key = slice_max[_u(sa + w)], slice_key[_u(sa + w)]
-                    best, best_key = cur_max[_u(ra + w)], cur_key[_u(ra + w)]
-                    take = _key_wins(value, key, best, best_key)
-                    new_max[_u(ra + w)] = value if take else best
-                    new_key[_u(ra + w)] = key if take else best_key
-                cur_max, new_max = new_max, cur_max
-                cur_key, new_key = new_key, cur_key
-        # 3. along the rows: the windows with every tap inside a tap at a time, the others
-        # one by one
-        for oh in range(OH):
-            ra = oh * W
-            ea = ya + oh * OW
-            if _tap_lo(taps, 1, oh) >= _tap_hi(taps, 1, oh):
-                for e in range(ea, ea + OW):
-                    y[e] = fill
-                    indices[e] = -1
-                continue
-            odd = kw % 2 == 1
-            cur_max, cur_key = (out_max, out_key) if odd else (out_max2, out_key2)
-            new_max, new_key = (out_max2, out_key2) if odd else (out_max, out_key)
-            for jw in range(kw):
-                at = ra - pw + jw * dw
-                if jw == 0:
-                    for ow in range(w_lo, w_hi):
-                        cur_max[_u(ow)] = row_max[_u(at + ow * sw)]
-                        cur_key[_u(ow)] = row_key[_u(at + ow * sw)]
-                    continue
-                if sw == 1:  # (a constant stride, for contiguous loads)
-                    _key_tap(row_max, row_key, at, 1, cur_max, cur_key, new_max, new_key, w_lo,
-                             w_hi)  # fmt: skip
-                elif sw == 2:
-                    _key_tap(row_max, row_key, at, 2, cur_max, cur_key, new_max, new_key, w_lo,
-                             w_hi)  # fmt: skip
-                else:
-                    _key_tap(row_max, row_key, at, sw, cur_max, cur_key, new_max, new_key, w_lo,
-                             w_hi)  # fmt: skip
-                cur_max, new_max = new_max, cur_max
-                cur_key, new_key = new_key, cur_key
-            for part in range(2):
-                o_from, o_to = (0, w_lo) if part == 0 else (w_hi, OW)
-                for ow in range(o_from, o_to):
-                    jw_lo, jw_hi = _tap_lo(taps, 2, ow), _tap_hi(taps, 2, ow)
-                    out_key[ow] = np.int32(0)  # (a window with no tap: written after)
-                    if jw_lo >= jw_hi:
-                        continue
-                    at = ra + ow * sw - pw
-                    best, best_key = row_max[at + jw_lo * dw], row_key[at + jw_lo * dw]
-                    for jw in range(jw_lo + 1, jw_hi):
-                        value, key = row_max[at + jw * dw], row_key[at + jw * dw]
-                        take = _key_wins(value, key, best, best_key)
-                        best = value if take else best
-                        best_key = key if take else best_key
-                    out_key[ow] = best_key
-            if order == ROW_MAJOR:  # (the key is the index within the plane)
-                for ow in range(OW):
-                    key = out_key[_u(ow)]
-                    y[_u(ea + ow)] = x[_u(xa + key)]
-                    indices[_u(ea + ow)] = index_at + key
-            else:
-                for ow in range(OW):
-                    key = out_key[ow]
-                    y[ea + ow] = x[xa + key]
-                    d = key // HW
-                    h = (key - d * HW) // W
-                    indices[ea + ow] = index_at + d * s0 + h * s1 + (key - d * HW - h * W) * s2
-            for part in range(2):
-                o_from, o_to = (0, w_lo) if part == 0 else (w_hi, OW)
-                for ow in range(o_from, o_to):
-                    if _tap_lo(taps, 2, ow) >= _tap_hi(taps, 2, ow):
-                        y[ea + ow], indices[ea + ow] = fill, -1
 
 
 @kernel(parallel=True)
@@ -3282,16 +3101,24 @@ def _volume_zero_maxima(x, y, geo, taps, inf_bits, volume, o_lo, o_hi):
                     break
 
 
+@kernel(inline="always")
+def _volume_chunks(shape, geo, threads):
+    """(row_blocks, tasks, chunks) of the volume kernels' parallel entries: volumes split
+    into blocks of output slices until every thread has a few tasks, and one chunk of tasks
+    per thread (see max_pool_planar)."""
+    planes = shape[0]
+    row_blocks = min(geo[OUT_SHAPE, 0], max(1, -(-4 * threads // max(planes, 1))))
+    tasks = planes * row_blocks
+    return row_blocks, tasks, min(tasks, threads)
+
+
 @kernel(parallel=True)
 def max_pool_volume(
     x, bits, y, shape, geo, taps, order, inf_bits, fill, dims, plane_taps, special_mask,
     special_inf, act_code, act_constants, threads,
 ):  # fmt: skip
     """Parallel MaxPool over channels-first volumes, values only; see _volume_tasks."""
-    planes = shape[0]
-    row_blocks = min(geo[OUT_SHAPE, 0], max(1, -(-4 * threads // max(planes, 1))))
-    tasks = planes * row_blocks
-    chunks = min(tasks, threads)  # (one chunk per thread: see max_pool_planar)
+    row_blocks, tasks, chunks = _volume_chunks(shape, geo, threads)
     for chunk in prange(chunks):
         _volume_tasks(
             x, bits, y, shape, geo, taps, order, inf_bits, fill, dims, plane_taps,
@@ -3308,6 +3135,179 @@ def max_pool_volume_serial(
     """max_pool_volume on the calling thread (``threads`` is ignored), for small inputs."""
     _volume_tasks(
         x, bits, y, shape, geo, taps, order, inf_bits, fill, dims, plane_taps, special_mask,
+        special_inf, act_code, act_constants, np.int64(1), np.int64(0), shape[0],
+    )  # fmt: skip
+
+
+# ---- MaxPool with Indices, channels first, three spatial axes ---------------------------
+
+# Values of the planar results (with as many int64 positions) a task of the volume Indices
+# kernel holds at a time: 192 KiB of float32 results and positions, in L2.
+VOLUME_INDICES_SCRATCH = 1 << 14
+
+
+@kernel(inline="always")
+def _slices_read(geo, taps, u):
+    """(first, end) of the input slices that output slice u reads, both counted over all
+    the volumes' slices in turn; (0, 0) when it reads none. (With dilation and pads, the
+    first slice read does not always grow with u.)"""
+    D, OD = geo[IN_SHAPE, 0], geo[OUT_SHAPE, 0]
+    volume = u // OD
+    o = u - volume * OD
+    t_lo, t_hi = _tap_lo(taps, 0, o), _tap_hi(taps, 0, o)
+    if t_lo >= t_hi:
+        return 0, 0
+    start = volume * D + o * geo[STRIDES, 0] - geo[PADS_BEGIN, 0]
+    return start + t_lo * geo[DILATIONS, 0], start + (t_hi - 1) * geo[DILATIONS, 0] + 1
+
+
+@kernel(inline="always")
+def _merge_slice_argmax(first, first_at, a, later, later_at, b, y, indices, ya, n, base,
+                        inf_bits):  # fmt: skip
+    """y[ya:ya+n], indices[ya:ya+n] = of the windows' results so far (at a) and those of a
+    later slice (at b), the one ``replaces`` picks, with its position plus base (a position
+    -1, a window with no tap, stays -1). Out of place: a select stored back where it was
+    read becomes a masked store, slow on AMD processors."""
+    for i in range(n):
+        value, best = later[_u(b + i)], first[_u(a + i)]
+        take = replaces(value, best, inf_bits)
+        at = later_at[_u(b + i)] if take else first_at[_u(a + i)]
+        y[_u(ya + i)] = value if take else best
+        indices[_u(ya + i)] = at + base if at >= 0 else at
+
+
+@kernel()
+def _volume_indices_tasks(
+    x, bits, y, indices, shape, geo, taps, inf_bits, fill, dims, plane_taps, special_mask,
+    special_inf, act_code, act_constants, row_blocks, first_task, last_task,
+):  # fmt: skip
+    """Tasks first_task..last_task-1 of a channels-first MaxPool over volumes with Indices,
+    in the tasks of _volume_tasks (a block of output slices of one volume).
+
+    A window's first maximum in scan order is the first over its slices, in order, of each
+    slice's first maximum, since every tap of a slice comes before those of the next
+    (likewise for the first NaN). So the input slices the tasks read are pooled as planes,
+    with Indices, by the planar kernel (``dims``: its table for the last two axes, in the
+    call's storage order), as many at a time as the scratch holds, of one volume or of many
+    in turn; then each output slice takes, window by window, the first of the maxima of its
+    slices by ``replaces``. The planar kernel's positions count from the first slice of the
+    call: row-major, they are the input's flat offsets less that slice's; column-major (in
+    the plane), a slice's are turned into the volume's column-major offsets before the
+    merge. (Before, the general kernel carried each value with its offset one axis at a
+    time, 13-19x the values' time on the 832-channel volumes of a video network.)"""
+    D, OD = geo[IN_SHAPE, 0], geo[OUT_SHAPE, 0]
+    plane_size = dims[P_H] * dims[P_W]
+    out_plane = dims[P_OH] * dims[P_OW]
+    step = geo[DILATIONS, 0] * out_plane  # (between a window's slices in the scratch)
+    span = (geo[KERNEL, 0] - 1) * geo[DILATIONS, 0] + 1  # (the slices a window spans)
+    held = max(VOLUME_INDICES_SCRATCH // max(out_plane, 1), min(span, D), 1)
+    maxima = np.empty(held * out_plane, dtype=x.dtype)
+    positions = np.empty(held * out_plane, dtype=np.int64)
+    # a deeper window's results so far (its first two slices', then one more each time)
+    kept = np.empty(2 * out_plane, dtype=x.dtype)
+    kept_at = np.empty(2 * out_plane, dtype=np.int64)
+    one, zero = np.int64(1), np.int64(0)  # (not literals: see the module's docstring)
+    want = np.bool_(True)
+    group_planes, block_rows, row_of, column_of = _flat_tables(dims, one, held, want,
+                                                               wide_items(x))  # fmt: skip
+    # the tasks' output slices, counted over all the volumes' in turn: [u_lo, u_hi)
+    first_volume, last_volume = first_task // row_blocks, (last_task - 1) // row_blocks
+    u_lo = first_volume * OD + (first_task - first_volume * row_blocks) * OD // row_blocks
+    u_hi = last_volume * OD + (last_task - last_volume * row_blocks) * OD // row_blocks
+    u = u_lo
+    while u < u_hi:
+        g_lo, g_hi = _slices_read(geo, taps, u)
+        if g_lo >= g_hi:  # no tap inside the input: every window is empty
+            for e in range(u * out_plane, (u + 1) * out_plane):
+                y[e] = fill
+                indices[e] = -1
+            if act_code >= 0:
+                _activate_range(y, act_code, act_constants, u * out_plane, (u + 1) * out_plane)
+            u += 1
+            continue
+        # the output slices whose input slices fit in the scratch with these (and are not
+        # further on than they are many: slices in between are pooled for nothing)
+        u_end = u + 1
+        while u_end < u_hi:
+            n_lo, n_hi = _slices_read(geo, taps, u_end)
+            if (n_lo >= n_hi or max(g_hi, n_hi) - min(g_lo, n_lo) > held
+                    or n_lo - g_hi > n_hi - n_lo):  # fmt: skip
+                break
+            g_lo, g_hi = min(g_lo, n_lo), max(g_hi, n_hi)
+            u_end += 1
+        n = (g_hi - g_lo) * out_plane
+        _planar_tasks(
+            x[g_lo * plane_size : g_hi * plane_size], bits[g_lo * plane_size : g_hi * plane_size],
+            maxima[:n], positions[:n], want, dims, plane_taps, inf_bits, fill, special_mask,
+            special_inf, np.int64(-1), act_constants, one, zero, g_hi - g_lo,
+            np.int64(group_planes), np.int64(block_rows), row_of, column_of,
+        )  # fmt: skip
+        base = g_lo * plane_size
+        if dims[P_COLUMN_MAJOR] != 0:
+            # slice p's positions, p * plane_size + h + w * H: the volume's offsets are
+            # d + D * (h + w * H) from its first value
+            for p in range(g_hi - g_lo):
+                volume = (g_lo + p) // D
+                offset = volume * D * plane_size + (g_lo + p - volume * D) - D * p * plane_size
+                for i in range(p * out_plane, (p + 1) * out_plane):
+                    at = positions[_u(i)]
+                    positions[_u(i)] = D * at + offset if at >= 0 else at
+            base = 0
+        for o_all in range(u, u_end):
+            volume = o_all // OD
+            o = o_all - volume * OD
+            t_lo, t_hi = _tap_lo(taps, 0, o), _tap_hi(taps, 0, o)
+            a = (volume * D + o * geo[STRIDES, 0] - geo[PADS_BEGIN, 0] + t_lo * geo[DILATIONS, 0]
+                 - g_lo) * out_plane  # fmt: skip
+            ya = o_all * out_plane
+            if t_hi - t_lo == 1:
+                for i in range(out_plane):
+                    at = positions[_u(a + i)]
+                    y[_u(ya + i)] = maxima[_u(a + i)]
+                    indices[_u(ya + i)] = at + base if at >= 0 else at
+            elif t_hi - t_lo == 2:
+                _merge_slice_argmax(maxima, positions, a, maxima, positions, a + step, y,
+                                    indices, ya, out_plane, base, inf_bits)  # fmt: skip
+            else:  # the first two into kept, each next one into its other half, the last into y
+                _merge_slice_argmax(maxima, positions, a, maxima, positions, a + step, kept,
+                                    kept_at, zero, out_plane, zero, inf_bits)  # fmt: skip
+                ka = zero
+                for t in range(2, t_hi - t_lo - 1):
+                    _merge_slice_argmax(kept, kept_at, ka, maxima, positions, a + t * step,
+                                        kept, kept_at, out_plane - ka, out_plane, zero,
+                                        inf_bits)  # fmt: skip
+                    ka = out_plane - ka
+                _merge_slice_argmax(kept, kept_at, ka, maxima, positions,
+                                    a + (t_hi - t_lo - 1) * step, y, indices, ya, out_plane,
+                                    base, inf_bits)  # fmt: skip
+            if act_code >= 0:
+                _activate_range(y, act_code, act_constants, ya, ya + out_plane)
+        u = u_end
+
+
+@kernel(parallel=True)
+def max_pool_volume_indices(
+    x, bits, y, indices, shape, geo, taps, inf_bits, fill, dims, plane_taps, special_mask,
+    special_inf, act_code, act_constants, threads,
+):  # fmt: skip
+    """Parallel MaxPool with Indices over channels-first volumes; see _volume_indices_tasks."""
+    row_blocks, tasks, chunks = _volume_chunks(shape, geo, threads)
+    for chunk in prange(chunks):
+        _volume_indices_tasks(
+            x, bits, y, indices, shape, geo, taps, inf_bits, fill, dims, plane_taps,
+            special_mask, special_inf, act_code, act_constants, row_blocks,
+            chunk * tasks // chunks, (chunk + 1) * tasks // chunks,
+        )  # fmt: skip
+
+
+@kernel()
+def max_pool_volume_indices_serial(
+    x, bits, y, indices, shape, geo, taps, inf_bits, fill, dims, plane_taps, special_mask,
+    special_inf, act_code, act_constants, threads,
+):  # fmt: skip
+    """max_pool_volume_indices on the calling thread (``threads`` is ignored)."""
+    _volume_indices_tasks(
+        x, bits, y, indices, shape, geo, taps, inf_bits, fill, dims, plane_taps, special_mask,
         special_inf, act_code, act_constants, np.int64(1), np.int64(0), shape[0],
     )  # fmt: skip
 

@@ -82,9 +82,11 @@ def _run_step(x: np.ndarray, dtype_name: str, function: str) -> None:
             activation = "Relu" if dtype_name in FLOATS else None
             _api.max_pool(x, [3, 3], strides=[2, 2], pads=[1, 1, 1, 1], layout=layout,
                           return_indices=True, activation=activation)  # fmt: skip
-            if layout == "NCHW":  # volumes without Indices: the volume kernel
+            if layout == "NCHW":  # volumes: the volume kernel, and with Indices its own
                 volume = x.reshape(*x.shape[:2], 2, -1, x.shape[-1])
-                _api.max_pool(volume, [2, 2, 2], strides=[2, 2, 2], activation=activation)
+                for return_indices in (False, True):
+                    _api.max_pool(volume, [2, 2, 2], strides=[2, 2, 2],
+                                  return_indices=return_indices, activation=activation)  # fmt: skip
             else:  # channels last without Indices: the channels-last kernel
                 _api.max_pool(x, [3, 3], strides=[2, 2], pads=[1, 1, 1, 1], layout=layout,
                               activation=activation)  # fmt: skip

@@ -73,8 +73,8 @@ def test_tasks_kernels_compile_once_per_dtype():
         _warmup._run_steps([labels.index("MaxPool float32 serial"),
                             labels.index("MaxPool float32 parallel")], None)
         found = {}
-        for name in ("_planar_tasks", "_volume_tasks", "_channels_last_tasks",
-                     "_max_pool_tasks"):
+        for name in ("_planar_tasks", "_volume_tasks", "_volume_indices_tasks",
+                     "_channels_last_tasks", "_max_pool_tasks"):
             index = getattr(_max_kernels, name)._cache._cache_file._load_index()
             found[name] = sorted({str(key[0]) for key in index})
         print(json.dumps(found))

@@ -16,10 +16,11 @@ from test_activation import numpy_activation
 import fastpool
 
 # Which kernel a case exercises: (layout, spatial shape). NCHW with 1 or 2 spatial axes runs
-# the planar kernel; for values, NCHW with 3 the volume kernel and NHWC with 2 or 3 the
-# channels-last kernel (both send the tasks whose input holds a NaN or -0.0 to the N-D
-# kernel); everything else (Indices there, other ranks) the N-D kernel, which takes Indices
-# on NCHW volumes by a path of its own (test_volumes_with_indices).
+# the planar kernel; NCHW with 3 the volume kernel for values (it sends the tasks whose input
+# holds a NaN or -0.0 to the N-D kernel) and the volume Indices kernel for Indices
+# (test_volumes_with_indices); for values NHWC with 2 or 3 the channels-last kernel (NaN
+# and -0.0 as the volume kernel); everything else (Indices channels last, other ranks) the
+# N-D kernel.
 PATHS = {
     "2d-nchw": ("NCHW", (6, 7)),
     "1d-nchw": ("NCHW", (9,)),
@@ -1300,8 +1301,8 @@ def test_volumes(case, dtype, entry):
 
 # Windows one slice deep: with stride 1 and no pads along the first axis, each output slice
 # is its input slice pooled as a plane, and the planar kernel takes them all (values, and
-# Indices in row-major order); with pads there, or column-major Indices, the volume and N-D
-# kernels do.
+# Indices in row-major order); with pads there, or column-major Indices, the volume and
+# volume Indices kernels do.
 SLICE_CASES = {
     "1x3x3-s1x2x2": dict(kernel_shape=[1, 3, 3], strides=[1, 2, 2], pads=[0, 1, 1, 0, 1, 1]),
     "1x2x2-s1x2x2": dict(kernel_shape=[1, 2, 2], strides=[1, 2, 2]),
@@ -1325,8 +1326,8 @@ def test_windows_one_slice_deep(case, dtype, entry):
         for return_indices, storage_order, kernel in [
             (False, 0, "planar" if apart else "volume"),
             (False, 1, "planar" if apart else "volume"),
-            (True, 0, "planar" if apart else "general"),
-            (True, 1, "general"),
+            (True, 0, "planar" if apart else "volume_indices"),
+            (True, 1, "volume_indices"),
         ]:
             plan = _api._plan_max_pool(
                 x, attrs["kernel_shape"], attrs.get("auto_pad", "NOTSET"), 0,
@@ -1398,16 +1399,44 @@ def test_volume_zeros_in_every_window(shape, ceil_mode, dtype, entry):
             assert np.signbit(got[:, :, :2, :3, :4]).all(), (first, later)
 
 
+# The volume Indices kernel's cases beyond VOLUME_CASES: windows whose output slices read
+# input slices further apart than the windows are deep (the slices between are not pooled),
+# and dilated windows with pads, whose first slice read goes back down from one output
+# slice to the next
+VOLUME_INDICES_CASES = {
+    **VOLUME_CASES,
+    "depth-stride-3": dict(kernel_shape=[1, 3, 3], strides=[3, 1, 1]),
+    "deep-dilated": dict(kernel_shape=[3, 2, 2], dilations=[3, 1, 1], pads=[4, 0, 0, 0, 1, 1]),
+    "k5-deep": dict(kernel_shape=[5, 1, 1]),
+}
+
+
+def volume_indices_plan(shape, dtype, attrs) -> bool:
+    """Whether both storage orders' Indices of these volumes take the volume Indices kernel."""
+    from fastpool import _api
+
+    kinds = [
+        _api._plan_max_pool(
+            np.empty(shape, dtype), attrs["kernel_shape"], "NOTSET", attrs.get("ceil_mode", 0),
+            attrs.get("dilations"), attrs.get("pads"), storage_order, attrs.get("strides"),
+            True, "NCHW",
+        ).kernel
+        for storage_order in (0, 1)
+    ]  # fmt: skip
+    return kinds == ["volume_indices"] * 2
+
+
 @pytest.mark.parametrize("dtype", ALL_DTYPES, ids=DTYPE_IDS)
-@pytest.mark.parametrize("case", VOLUME_CASES)
+@pytest.mark.parametrize("case", VOLUME_INDICES_CASES)
 def test_volumes_with_indices(case, dtype, entry):
-    """The N-D kernel's path for Indices on channels-first volumes (values carried with
-    their offsets, one axis at a time): volumes split between tasks, data with many ties
+    """The volume Indices kernel (the planar kernel on each input slice, then the first
+    maximum over a window's slices): volumes split between tasks, data with many ties
     (and, for floats, with and without NaN, +-inf and -0.0), the specials of
-    ``with_specials`` in the last plane only (a float NaN sends that task to the scan-order
-    loops), both storage orders, and a fused activation."""
-    attrs = VOLUME_CASES[case]
+    ``with_specials`` in the last plane only, both storage orders, and a fused
+    activation."""
+    attrs = VOLUME_INDICES_CASES[case]
     for seed, shape in enumerate([(2, 3, 5, 6, 7), (1, 2, 9, 10, 11), (3, 1, 4, 13, 13)]):
+        assert volume_indices_plan(shape, dtype, attrs)
         for specials in (False, True):
             x = make_input(shape, dtype, seed=seed, specials=specials, negative_zero=specials)
             check_against_reference(x, attrs, "NCHW")
@@ -1423,6 +1452,30 @@ def test_volumes_with_indices(case, dtype, entry):
                                        activation_params=[0.2, 0.5], **attrs)  # fmt: skip
         assert_identical(y, expected_y)
         assert_identical(indices, expected_i)
+
+
+# (shape, case): the volume Indices kernel's scratch (VOLUME_INDICES_SCRATCH planar results)
+# holds the slices of 334 small volumes of 7x7 outputs, fewer than these have, even split
+# between two threads; the 40 slices of 25x20 outputs and the 12 of 20x41 outputs of one
+# volume do not fit in it either
+SCRATCH_GROUP_CASES = {
+    "many-volumes": ((1, 180, 4, 14, 14), "k2-s2"),
+    "deep-volume": ((1, 1, 40, 50, 40), "k3-s2-p1"),
+    "deep-windows": ((1, 1, 12, 40, 41), "k5-deep"),
+}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.uint8], ids=["f32", "f16", "u8"])
+@pytest.mark.parametrize("name", SCRATCH_GROUP_CASES)
+def test_volume_indices_past_the_scratch(name, dtype, entry):
+    """Volumes whose input slices outnumber what the volume Indices kernel's scratch holds:
+    their output slices are pooled in groups, and the planar results of slices that two
+    groups read are made again for the second; against the reference, with NaN, +-inf and
+    -0.0 among the values for floats."""
+    shape, case = SCRATCH_GROUP_CASES[name]
+    attrs = VOLUME_INDICES_CASES[case]
+    assert volume_indices_plan(shape, dtype, attrs)
+    check_against_reference(make_input(shape, dtype, seed=len(name)), attrs, "NCHW")
 
 
 @pytest.mark.parametrize(
