@@ -148,8 +148,11 @@ def _compiled_signatures() -> int:
 
 READ_ONLY_CASES = {  # each reaches a different kernel family
     "planar": ((2, 3, 6, 5), lambda x: fastpool.max_pool(x, [3, 3])),
-    "general": ((1, 2, 4, 4, 4), lambda x: fastpool.max_pool(x, [2, 2, 2], return_indices=True)),
+    "general": ((2, 6, 5, 3), lambda x: fastpool.max_pool(x, [2, 2], layout="NHWC",
+                                                         return_indices=True)),
     "volume": ((1, 2, 4, 4, 4), lambda x: fastpool.max_pool(x, [2, 2, 2])),
+    "volume-indices": ((1, 2, 4, 4, 4),
+                       lambda x: fastpool.max_pool(x, [2, 2, 2], return_indices=True)),
     "channels-last": ((2, 6, 5, 3), lambda x: fastpool.max_pool(x, [2, 2], layout="NHWC")),
     "global-max-nchw": ((2, 3, 6, 5), lambda x: fastpool.global_max_pool(x)),
     "global-max-nhwc": ((2, 6, 5, 3), lambda x: fastpool.global_max_pool(x, layout="NHWC")),
