@@ -1455,9 +1455,9 @@ def test_volumes_with_indices(case, dtype, entry):
 
 
 # (shape, case): the volume Indices kernel's scratch (VOLUME_INDICES_SCRATCH planar results)
-# holds the slices of 334 small volumes of 7x7 outputs, fewer than these have, even split
-# between two threads; the 40 slices of 25x20 outputs and the 12 of 20x41 outputs of one
-# volume do not fit in it either
+# holds 334 slices of 7x7 outputs, fewer than these 180 volumes of 4 slices have, even split
+# between two threads (360 each); the 40 slices of 25x20 outputs and the 12 of 40x41 outputs
+# of one volume do not fit in it either
 SCRATCH_GROUP_CASES = {
     "many-volumes": ((1, 180, 4, 14, 14), "k2-s2"),
     "deep-volume": ((1, 1, 40, 50, 40), "k3-s2-p1"),
