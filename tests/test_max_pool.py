@@ -1199,6 +1199,15 @@ ROWS_FIRST = {
                                            pads=[0, 1, 0, 1])),
     # flat block rows without pitch rows (the dilated extra shape)
     "k3-d2-p2": ((1, 2, 56, 56), dict(kernel_shape=[3, 3], dilations=[2, 2], pads=[2, 2, 2, 2])),
+    # 3 taps a row at column stride 1 and windows of up to 3 rows, in registers: dilated
+    # along the row, pads on one side only, 2-row windows, a row stride with ceil_mode
+    "k2x3-d1x3-pads": ((1, 2, 50, 60), dict(kernel_shape=[2, 3], dilations=[1, 3],
+                                            pads=[1, 3, 0, 2])),
+    "k3-d3-pads-after": ((1, 2, 50, 60), dict(kernel_shape=[3, 3], dilations=[3, 3],
+                                              pads=[0, 3, 3, 0])),
+    "k3-d2x4-s2x1-ceil": ((2, 1, 41, 57), dict(kernel_shape=[3, 3], dilations=[2, 4],
+                                               strides=[2, 1], pads=[1, 2, 2, 5],
+                                               ceil_mode=1)),
     # rows of more than ROWS_SCRATCH / 2 windows: blocks of one output row, whose window
     # rows outnumber ROWS_SCRATCH's rows (the scratch grows to hold them)
     "wider-k3-d2": ((1, 1, 9, 33000), dict(kernel_shape=[3, 3], dilations=[2, 1])),
