@@ -2721,9 +2721,9 @@ def _planar_tasks(
                             continue
                         va = (oh * sh - ph + t_lo * dh - r0) // r_step * OW
                         if t_hi - t_lo <= 3:
-                            # (the rows in registers, as along the rows above; the last
-                            # row's select and position loaded either way, and the
-                            # windows' maxima written once)
+                            # (the rows in registers, as along the rows above, each
+                            # output written once; a later row's value and position are
+                            # both loaded before the select, so no load waits on it)
                             va1 = va + row_step if t_hi - t_lo >= 2 else va
                             va2 = va + 2 * row_step if t_hi - t_lo == 3 else va1
                             for o in range(OW):
