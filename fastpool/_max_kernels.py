@@ -493,10 +493,11 @@ _COLUMN_OFFSETS = np.arange(COLUMN_BLOCK, dtype=np.int32)
 
 
 @kernel(inline="always")
-def _column_max(x, ra, step, n_rows, columns, ca, n, sortable_fill):
+def _column_max(x, ra, step, n_rows, columns, ca, n, sortable_fill, spare):
     """columns[ca + i] = the maximum (sortable) of x[ra + t * step + i] over the rows t <
     n_rows, for i < n (``sortable_fill`` when there are none): the pass down the columns of
-    the flat stretches. Inlined into the kernel (numba IR), so its loops vectorise there."""
+    the flat stretches. Inlined into the kernel (numba IR), so its loops vectorise there.
+    ``spare``: scratch of columns' size, for windows of 4 rows or more than 5."""
     if n_rows <= 0:
         for i in range(n):
             columns[_u(ca + i)] = sortable_fill
@@ -524,13 +525,22 @@ def _column_max(x, ra, step, n_rows, columns, ca, n, sortable_fill):
             b = to_sortable(x[_u(ra + 4 * step + i)])
             columns[_u(ca + i)] = b if b > a else a
     else:
+        # Row by row from one buffer into the other, starting in the one that leaves the
+        # last row's maxima in columns. (In place, each select was stored back where it was
+        # read, a masked store, slow on AMD processors: values of 7x7 windows on 56x56
+        # planes took twice the time, Zen 3.)
+        into_columns = n_rows % 2 == 1
+        into = columns if into_columns else spare
         for i in range(n):
-            columns[_u(ca + i)] = to_sortable(x[_u(ra + i)])
+            into[_u(ca + i)] = to_sortable(x[_u(ra + i)])
         for t in range(1, n_rows):
+            read = into
+            into_columns = not into_columns
+            into = columns if into_columns else spare
             for i in range(n):
-                a = columns[_u(ca + i)]
+                a = read[_u(ca + i)]
                 b = to_sortable(x[_u(ra + t * step + i)])
-                columns[_u(ca + i)] = b if b > a else a
+                into[_u(ca + i)] = b if b > a else a
 
 
 @kernel(inline="always")
@@ -569,10 +579,12 @@ def _specials_held(bits, lo, hi, special_mask, special_inf):
 
 
 @kernel(inline="always")
-def _column_argmax(x, ra, step, n_rows, columns, positions, ca, n, at, sortable_fill):
+def _column_argmax(x, ra, step, n_rows, columns, positions, ca, n, at, sortable_fill, spare,
+                   spare_at):  # fmt: skip
     """_column_max, also writing the position of each column maximum into positions[ca + i]:
     at + t * step + i for the first row t holding it (int32; -1 when there is no row),
-    made from _COLUMN_OFFSETS (see _pitch_columns): n <= COLUMN_BLOCK."""
+    made from _COLUMN_OFFSETS (see _pitch_columns): n <= COLUMN_BLOCK. ``spare``,
+    ``spare_at``: scratch of the sizes of columns and positions, as in _column_max."""
     if n_rows <= 0:
         for i in range(n):
             columns[_u(ca + i)] = sortable_fill
@@ -604,17 +616,23 @@ def _column_argmax(x, ra, step, n_rows, columns, positions, ca, n, at, sortable_
             p1 = np.int32(p0 + step32)
             positions[_u(ca + i)] = p1 if t1 else p0
         return
+    # row by row from one pair of buffers into the other, as in _column_max
+    into_columns = n_rows % 2 == 1
+    into, into_at = (columns, positions) if into_columns else (spare, spare_at)
     for i in range(n):
-        columns[_u(ca + i)] = to_sortable(x[_u(ra + i)])
-        positions[_u(ca + i)] = np.int32(_COLUMN_OFFSETS[_u(i)] + at0)
+        into[_u(ca + i)] = to_sortable(x[_u(ra + i)])
+        into_at[_u(ca + i)] = np.int32(_COLUMN_OFFSETS[_u(i)] + at0)
     for t in range(1, n_rows):
         at_t = np.int32(at + t * step)
+        read, read_at = into, into_at
+        into_columns = not into_columns
+        into, into_at = (columns, positions) if into_columns else (spare, spare_at)
         for i in range(n):
-            a, a_at = columns[_u(ca + i)], positions[_u(ca + i)]
+            a, a_at = read[_u(ca + i)], read_at[_u(ca + i)]
             b = to_sortable(x[_u(ra + t * step + i)])
             take = b > a
-            columns[_u(ca + i)] = b if take else a
-            positions[_u(ca + i)] = np.int32(_COLUMN_OFFSETS[_u(i)] + at_t) if take else a_at
+            into[_u(ca + i)] = b if take else a
+            into_at[_u(ca + i)] = np.int32(_COLUMN_OFFSETS[_u(i)] + at_t) if take else a_at
 
 
 @kernel(inline="always")
@@ -659,7 +677,8 @@ def _fold_stored(columns, ca):
 
 @kernel(counted=False)
 def _pitch_columns(
-    x, taps, dims, u_from, u_to, columns, guard, lanes, sortable_fill, want, positions, seen
+    x, taps, dims, u_from, u_to, columns, guard, lanes, sortable_fill, want, positions, seen,
+    spare, spare_at,
 ):  # fmt: skip
     """The pass down the columns for a row pass over rows of ``pitch`` column maxima:
     output rows u_from..u_to-1 (row u = p * OH + oh: row oh of plane p) into
@@ -817,7 +836,7 @@ def _pitch_columns(
         if want:
             n = lanes if ra + (n_rows - 1) * step + lanes <= x.shape[0] else held
             _column_argmax(x, ra, step, n_rows, columns, positions, ca, n,
-                           ra - p_first * H * W, sortable_fill)  # fmt: skip
+                           ra - p_first * H * W, sortable_fill, spare, spare_at)  # fmt: skip
             if fold and n == lanes:
                 _fold_argmax(columns, positions, ca + pitch - 1)
             elif fold:  # column `pitch` into the one before it, the first maximum winning
@@ -832,11 +851,11 @@ def _pitch_columns(
             # whole vectors: the columns past the row are overwritten by the next
             # row, or never read unmasked (a loop length LLVM does not know: a known
             # one is unrolled to scalars, as it cannot prove x and columns apart)
-            _column_max(x, ra, step, n_rows, columns, ca, lanes, sortable_fill)
+            _column_max(x, ra, step, n_rows, columns, ca, lanes, sortable_fill, spare)
             if fold:  # column `pitch` (computed too) into the one before it
                 _fold_stored(columns, ca + pitch - 1)
         else:
-            _column_max(x, ra, step, n_rows, columns, ca, held, sortable_fill)
+            _column_max(x, ra, step, n_rows, columns, ca, held, sortable_fill, spare)
             if fold:  # column `pitch` into the one before it
                 a = columns[ca + pitch - 1]
                 for t in range(n_rows):
@@ -1561,6 +1580,9 @@ def _flat_rows_argmax(
         if sw == 1:  # (a constant step: contiguous loads, where a run-time one gathers)
             _tap_argmax(columns, positions, column_of, best, best_at, other, other_at, n,
                         start + j * dw, 1, lo, hi)  # fmt: skip
+        elif sw == 2:  # (likewise: with a run-time step, scalar code; 4x4/2 took 6x as long)
+            _tap_argmax(columns, positions, column_of, best, best_at, other, other_at, n,
+                        start + j * dw, 2, lo, hi)  # fmt: skip
         else:
             _tap_argmax(columns, positions, column_of, best, best_at, other, other_at, n,
                         start + j * dw, sw, lo, hi)  # fmt: skip
@@ -1628,7 +1650,7 @@ def _as_column_major(indices, lo, hi, base, span, H, W):
 @kernel(inline="always")
 def _group_argmax(
     x, ga, n, columns, group_at, positions, column_of, row_of, y, indices, H, W, kh, kw, dh,
-    dw, ph, pw, sortable_fill,
+    dw, ph, pw, sortable_fill, spare, spare_at,
 ):  # fmt: skip
     """MaxPool with Indices of the n values x[ga:ga + n], whole planes of H x W at stride 1
     with outputs of the input's size (row-major): 1. along the rows, each value's window
@@ -1637,7 +1659,8 @@ def _group_argmax(
     indices. Taps outside their row or plane are masked by int32 tables of each value's
     column and row (column_of, row_of). 3-tap windows (the common case) have their taps
     written out; the rest, and the values whose taps would read outside x or the group,
-    go tap by tap. ``positions``: int32 scratch of n."""
+    go tap by tap. ``positions``: int32 scratch of n; ``spare`` (of columns' dtype) and
+    ``spare_at`` (int32), scratch of n for the tap by tap loops."""
     no_at = np.int32(-1)
     # 1. along the rows: tap j of value i reads x[ga + i + j * dw - pw]
     i_lo, i_hi = 0, 0
@@ -1679,23 +1702,38 @@ def _group_argmax(
             take = (c >= lo2) & (c < hi2) & ((b > a) | (at < 0))
             columns[_u(i)] = b if take else a
             group_at[_u(i)] = i32 + at0 + 2 if take else at
+    # The other windows, and the values whose taps would read outside x, tap by tap from
+    # one buffer into the other, ``spare`` and ``spare_at`` (a select stored back where it
+    # was read becomes a masked store, slow on AMD processors: 5x5 windows at stride 1
+    # took 6-12x their values' time), starting where the last tap lands in columns.
     for part in range(2):
         i_from, i_to = (0, i_lo) if part == 0 else (i_hi, n)
+        best, best_at = (columns, group_at) if kw % 2 == 0 else (spare, spare_at)
+        other, other_at = (spare, spare_at) if kw % 2 == 0 else (columns, group_at)
         for i in range(i_from, i_to):
-            columns[_u(i)] = sortable_fill
-            group_at[_u(i)] = -1
+            best[_u(i)] = sortable_fill
+            best_at[_u(i)] = -1
         for j in range(kw):
             lo, hi = np.int32(pw - j * dw), np.int32(W + pw - j * dw)
             offset = j * dw - pw
             offset32 = np.int32(offset)
-            # (taps outside x are outside their plane too)
-            for i in range(max(i_from, -(ga + offset)), min(i_to, x.shape[0] - ga - offset)):
+            # (taps outside x are outside their plane too: their values are carried over)
+            t_from = min(i_to, max(i_from, -(ga + offset)))
+            t_to = max(t_from, min(i_to, x.shape[0] - ga - offset))
+            for i in range(t_from, t_to):
                 c = column_of[_u(i)]
-                a, at = columns[_u(i)], group_at[_u(i)]
+                a, at = best[_u(i)], best_at[_u(i)]
                 b = to_sortable(x[_u(ga + i + offset)])
                 take = (c >= lo) & (c < hi) & ((b > a) | (at < 0))
-                columns[_u(i)] = b if take else a
-                group_at[_u(i)] = np.int32(i) + offset32 if take else at
+                other[_u(i)] = b if take else a
+                other_at[_u(i)] = np.int32(i) + offset32 if take else at
+            for out_part in range(2):
+                c_from, c_to = (i_from, t_from) if out_part == 0 else (t_to, i_to)
+                for i in range(c_from, c_to):
+                    other[_u(i)] = best[_u(i)]
+                    other_at[_u(i)] = best_at[_u(i)]
+            best, other = other, best
+            best_at, other_at = other_at, best_at
     # 2. down the columns: tap t of output e reads columns[e + (t * dh - ph) * W]
     words = index_words(indices, columns)
     e_lo, e_hi = 0, 0
@@ -1744,24 +1782,36 @@ def _group_argmax(
             at = b_at if take else at
             y[_u(ga + e)] = from_sortable(a)
             _put_index(words, ga + e, np.uint32(at), ga)
+    # the others row by row, from one buffer into the other, as in 1.
     for part in range(2):
         e_from, e_to = (0, e_lo) if part == 0 else (e_hi, n)
+        best, best_at = spare, spare_at
+        other, other_at = y[ga : ga + n], positions
         for e in range(e_from, e_to):
-            y[_u(ga + e)] = sortable_fill
-            positions[_u(e)] = -1
+            best[_u(e)] = sortable_fill
+            best_at[_u(e)] = -1
         for t in range(kh):
             lo, hi = np.int32(ph - t * dh), np.int32(H + ph - t * dh)
             offset = (t * dh - ph) * W
-            for e in range(max(e_from, -offset), min(e_to, n - offset)):
+            t_from = min(e_to, max(e_from, -offset))
+            t_to = max(t_from, min(e_to, n - offset))
+            for e in range(t_from, t_to):
                 r = row_of[_u(e)]
-                a, at = y[_u(ga + e)], positions[_u(e)]
+                a, at = best[_u(e)], best_at[_u(e)]
                 b, b_at = columns[_u(e + offset)], group_at[_u(e + offset)]
                 take = (r >= lo) & (r < hi) & (b_at >= 0) & ((b > a) | (at < 0))
-                y[_u(ga + e)] = b if take else a
-                positions[_u(e)] = b_at if take else at
+                other[_u(e)] = b if take else a
+                other_at[_u(e)] = b_at if take else at
+            for out_part in range(2):
+                c_from, c_to = (e_from, t_from) if out_part == 0 else (t_to, e_to)
+                for e in range(c_from, c_to):
+                    other[_u(e)] = best[_u(e)]
+                    other_at[_u(e)] = best_at[_u(e)]
+            best, other = other, best
+            best_at, other_at = other_at, best_at
         for e in range(e_from, e_to):
-            y[_u(ga + e)] = from_sortable(y[_u(ga + e)])
-            at = positions[_u(e)]
+            y[_u(ga + e)] = from_sortable(best[_u(e)])
+            at = best_at[_u(e)]
             indices[_u(ga + e)] = at + ga if at >= 0 else -1
 
 
@@ -2186,7 +2236,12 @@ def _planar_tasks(
     columns = np.empty(max(block_rows * max(W, pitch), group_planes * plane_values) + 2 * guard
                        + lanes, dtype=x.dtype)  # fmt: skip
     positions = np.empty(columns.shape[0] if want else 0, dtype=np.int32)
-    n_evens = max(group_planes * OH, block_rows, 1) * OW + 1 if sw == 2 or want else 0
+    # (the passes down the columns of windows 4 rows high or more: a second pair)
+    column_spare = np.empty(columns.shape[0] if kh >= 4 else 0, dtype=x.dtype)
+    column_spare_at = np.empty(positions.shape[0] if kh >= 4 else 0, dtype=np.int32)
+    # (with Indices, also the spare buffers of _group_argmax, a group's values)
+    n_evens = (max(max(group_planes * OH, block_rows, 1) * OW, group_planes * H * W) + 1
+               if sw == 2 or want else 0)  # fmt: skip
     evens = np.empty(2 * n_evens if want else n_evens, dtype=x.dtype)
     even_at = np.empty(2 * n_evens if want else 0, dtype=np.int32)
     group_at = np.empty(group_planes * H * W if want else 0, dtype=np.int32)
@@ -2224,6 +2279,10 @@ def _planar_tasks(
     # (the short rows write whole vectors up to the end of these)
     short_y, short_indices = y[: last_task * OH * OW], indices[: last_task * OH * OW]
     row_acc = np.empty(OW, dtype=x.dtype)
+    # (rows first with Indices: a second pair of row buffers, and the running positions)
+    row_spare = np.empty(OW if want else 0, dtype=x.dtype)
+    index_spare = np.empty(OW if want else 0, dtype=np.int64)
+    acc_index = np.empty(OW if want else 0, dtype=np.int64)
     narrow_out = np.empty(max(block_rows, group_planes * H) * W + 8
                           if narrow_rows and not want else 0, dtype=x.dtype)  # fmt: skip
     pairs = np.empty(OW + kw if sw == 2 else 0, dtype=x.dtype)
@@ -2258,11 +2317,13 @@ def _planar_tasks(
                                              sortable_fill)  # fmt: skip
             elif not special and want and flat_columns:
                 _group_argmax(x, ga, n, columns, group_at, positions, column_of, row_of, y,
-                              indices, H, W, kh, kw, dh, dw, ph, pw, sortable_fill)  # fmt: skip
+                              indices, H, W, kh, kw, dh, dw, ph, pw, sortable_fill, evens,
+                              even_at)  # fmt: skip
             elif not special and not flat_columns:
                 # 1. down the columns, output row by output row
                 _pitch_columns(x, taps, dims, task * OH, g_to * OH, columns, guard, lanes,
-                               sortable_fill, want, positions, seen[:0])  # fmt: skip
+                               sortable_fill, want, positions, seen[:0], column_spare,
+                               column_spare_at)  # fmt: skip
             elif not special:
                 # 1. down the columns, into columns[guard + i]; tap t of element i reads
                 # x[ga + i + (t * dh - ph) * W]. Where that lies outside x (only at its
@@ -2405,7 +2466,8 @@ def _planar_tasks(
                 b_hi = min(b_lo + block_rows, oh_hi)
                 u_from = plane * OH + b_lo
                 _pitch_columns(x, taps, dims, u_from, u_from + b_hi - b_lo, columns, guard,
-                               lanes, sortable_fill, want, positions, checked)  # fmt: skip
+                               lanes, sortable_fill, want, positions, checked, column_spare,
+                               column_spare_at)  # fmt: skip
                 if want:
                     _flat_rows_argmax(columns, positions, column_of, y, indices, u_from * OW,
                                       (b_hi - b_lo) * OW, guard, held, sw, kw, dw, pw,
@@ -2443,7 +2505,8 @@ def _planar_tasks(
                     ra = xa + (oh - ph + t_lo * dh) * W
                     step = dh * W
                     n_rows = t_hi - t_lo
-                    _column_max(x, ra, step, n_rows, columns, ca, n, sortable_fill)
+                    _column_max(x, ra, step, n_rows, columns, ca, n, sortable_fill,
+                                column_spare)  # fmt: skip
                     oh = run_end
                 # 2. along the rows
                 ya = (plane * OH + b_lo) * OW
@@ -2677,18 +2740,37 @@ def _planar_tasks(
                                 row_values[_u(va + o)] = a
                                 row_index[_u(va + o)] = at * c_step + r_index
                         elif sw == 1:
+                            # (tap by tap from one pair of buffers into the other, the row's
+                            # own and the spare, starting where the last tap lands in the
+                            # row's: a select stored back where it was read is a masked
+                            # store, as above; 5x5 windows on 56x56 planes took 18x their
+                            # values' time)
+                            to_row = kw % 2 == 1
+                            dst, dst_index = (
+                                (row_values, row_index) if to_row else (row_spare, index_spare)
+                            )
+                            d_at = va if to_row else 0
                             for o in range(lo_w, hi_w):
-                                row_values[_u(va + o)] = to_sortable(x[_u(ra + o - pw)])
-                                row_index[_u(va + o)] = (o - pw) * c_step + r_index
+                                dst[_u(d_at + o)] = to_sortable(x[_u(ra + o - pw)])
+                                dst_index[_u(d_at + o)] = (o - pw) * c_step + r_index
                             for j in range(1, kw):
+                                src, src_index, s_at = dst, dst_index, d_at
+                                to_row = not to_row
+                                dst, dst_index = (
+                                    (row_values, row_index) if to_row else (row_spare, index_spare)
+                                )
+                                d_at = va if to_row else 0
                                 for o in range(lo_w, hi_w):
                                     c = o - pw + j * dw
-                                    a = row_values[_u(va + o)]
+                                    a, at = src[_u(s_at + o)], src_index[_u(s_at + o)]
                                     b = to_sortable(x[_u(ra + c)])
                                     take = b > a
-                                    row_values[_u(va + o)] = b if take else a
-                                    at = row_index[_u(va + o)]
-                                    row_index[_u(va + o)] = c * c_step + r_index if take else at
+                                    dst[_u(d_at + o)] = b if take else a
+                                    # (by bit masks: through a select, the load of ``at``
+                                    # went into a branch, and the loop was scalar code)
+                                    mask = -np.int64(take)
+                                    b_at = c * c_step + r_index
+                                    dst_index[_u(d_at + o)] = (b_at & mask) | (at & ~mask)
                         else:
                             for o in range(lo_w, hi_w):
                                 c = o * sw - pw
@@ -2739,21 +2821,26 @@ def _planar_tasks(
                                 y[_u(ya + o)] = from_sortable(a)
                                 indices[_u(ya + o)] = at + xa if at >= 0 else -1
                             continue
-                        for o in range(OW):
-                            row_acc[_u(o)] = row_values[_u(va + o)]
-                            indices[_u(ya + o)] = row_index[_u(va + o)]
+                        # taller windows row by row, from the first row's buffers into
+                        # one pair of running maxima, then from that pair into the other
+                        src, src_index, s_at = row_values, row_index, va
+                        dst, dst_index = row_acc, acc_index
                         for t in range(1, t_hi - t_lo):
                             ta = va + t * row_step
                             for o in range(OW):
-                                a = row_acc[_u(o)]
-                                b = row_values[_u(ta + o)]
+                                a, at = src[_u(s_at + o)], src_index[_u(s_at + o)]
+                                b, b_at = row_values[_u(ta + o)], row_index[_u(ta + o)]
                                 take = b > a
-                                row_acc[_u(o)] = b if take else a
-                                at = indices[_u(ya + o)]
-                                indices[_u(ya + o)] = row_index[_u(ta + o)] if take else at
+                                dst[_u(o)] = b if take else a
+                                mask = -np.int64(take)  # (as along the rows)
+                                dst_index[_u(o)] = (b_at & mask) | (at & ~mask)
+                            src, src_index, s_at = dst, dst_index, 0
+                            dst, dst_index = (
+                                (row_spare, index_spare) if t % 2 == 1 else (row_acc, acc_index)
+                            )
                         for o in range(OW):  # back to values, and to flat indices
-                            y[_u(ya + o)] = from_sortable(row_acc[_u(o)])
-                            at = indices[_u(ya + o)]
+                            y[_u(ya + o)] = from_sortable(src[_u(o)])
+                            at = src_index[_u(o)]
                             indices[_u(ya + o)] = at + xa if at >= 0 else -1
                     g_lo = g_hi
         # Checked for NaN and -0.0 after the pooling, which then reads the rows from the

@@ -334,6 +334,36 @@ def test_flat_stretch_plans(case):
             assert (dims[P_GROUP_VALUES] > 0) == (out_height <= height and width < 30)
 
 
+# Windows whose Indices the groups of small planes pool with their taps written out (3
+# undilated taps, pads other than 1) or tap by tap between two pairs of buffers (the
+# others: odd and even counts of taps, dilated), outputs of the input's size
+GROUP_TAPS_CASES = {
+    "k5-p2": dict(kernel_shape=[5, 5], pads=[2, 2, 2, 2]),
+    "k5-pads-1-3": dict(kernel_shape=[5, 5], pads=[1, 3, 3, 1]),
+    "k3x5-pads": dict(kernel_shape=[3, 5], pads=[0, 4, 2, 0]),
+    "k5x3-d1x2": dict(kernel_shape=[5, 3], dilations=[1, 2], pads=[2, 2, 2, 2]),
+    "k6x4-d2": dict(kernel_shape=[6, 4], dilations=[2, 2], pads=[5, 3, 5, 3]),
+    "k13-p6": dict(kernel_shape=[13, 13], pads=[6, 6, 6, 6]),
+}
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=DTYPE_IDS)
+@pytest.mark.parametrize("case", GROUP_TAPS_CASES)
+def test_group_taps_indices(case, dtype, entry):
+    """Indices of groups of small planes at stride 1 (the plans checked to take them), with
+    many ties, with and without NaN, +-inf and -0.0, Relu fused, in both storage orders,
+    against the reference; many planes, so that taps at x's two ends are cut off."""
+    from fastpool._max_kernels import _flat_tables
+
+    attrs = GROUP_TAPS_CASES[case]
+    shapes = [(2, 4, 13, 13), (3, 30, 5, 3), (1, 5, 12, 11), (1, 1, 13, 13), (2, 3, 7, 6)]
+    wide = np.dtype(dtype).itemsize >= 4
+    for shape in shapes:
+        dims = _planar_dims(shape, attrs["kernel_shape"], attrs)
+        assert _flat_tables.py_func(dims, 1, 1, True, wide)[0] > 0, shape
+    check_with_ties_and_relu(attrs, dtype, shapes)
+
+
 def check_with_ties_and_relu(attrs, dtype, shapes):
     """NCHW inputs of these shapes with many ties, with and without NaN, +-inf and -0.0,
     against the reference in both storage orders, and with Relu fused (floats)."""
@@ -1208,6 +1238,12 @@ ROWS_FIRST = {
     "k3-d2x4-s2x1-ceil": ((2, 1, 41, 57), dict(kernel_shape=[3, 3], dilations=[2, 4],
                                                strides=[2, 1], pads=[1, 2, 2, 5],
                                                ceil_mode=1)),
+    # windows of more than 3 taps a row at column stride 1 and more than 3 rows: tap by tap
+    # and row by row between two pairs of buffers (odd and even counts of both)
+    "k5-p2": ((1, 2, 56, 56), dict(kernel_shape=[5, 5], pads=[2, 2, 2, 2])),
+    "k4x6-d2x1-pads": ((1, 1, 50, 60), dict(kernel_shape=[4, 6], dilations=[2, 1],
+                                            pads=[3, 2, 4, 3])),
+    "k7-p3": ((1, 1, 45, 50), dict(kernel_shape=[7, 7], pads=[3, 3, 3, 3])),
     # rows of more than ROWS_SCRATCH / 2 windows: blocks of one output row, whose window
     # rows outnumber ROWS_SCRATCH's rows (the scratch grows to hold them)
     "wider-k3-d2": ((1, 1, 9, 33000), dict(kernel_shape=[3, 3], dilations=[2, 1])),
